@@ -1,0 +1,19 @@
+//! # fairstream-proto
+//!
+//! The sans-IO core of fairstream. Nothing in this crate opens a socket, reads a
+//! clock, starts a thread or touches a global random number generator: every call
+//! that depends on time takes `now` as an argument, so the same code runs inside
+//! the deterministic simulator, over real sockets, and in tests in virtual time.
+//!
+//! - [`time`]: [`Instant`](time::Instant), nanoseconds since an arbitrary epoch.
+//! - [`units`]: [`Rate`](units::Rate) and [`Bytes`](units::Bytes), and parsers for the
+//!   units users type (`100ms`, `2mbit`, `1460`).
+//! - [`cc`]: the rate controllers (TFRC, TFRC-SP, TCP-like) behind one
+//!   [`RateController`](cc::RateController) trait, the throughput equations and the
+//!   receiver loss history.
+
+#![forbid(unsafe_code)]
+
+pub mod cc;
+pub mod time;
+pub mod units;
