@@ -1,1 +1,3 @@
+//! Benchmarks of the throughput equation.
+
 fn main() {}
