@@ -1,0 +1,72 @@
+//! Test support shared by fairstream's crates.
+//!
+//! Some tests need something the repository does not hold: the real traces and
+//! video in `../shared/data`, the reference notes in `../shared/reference`, or an
+//! external tool such as `tshark` or `ffmpeg`. Such a test asks for it here:
+//!
+//! - found: the test gets its path and runs;
+//! - missing, and `FAIRSTREAM_REQUIRE_ALL=1` (set by `.ci/run`): the test fails,
+//!   naming what is missing, so CI cannot pass by skipping;
+//! - missing otherwise: the test prints `skipped: …` and returns early.
+//!
+//! ```no_run
+//! let Some(notes) = fairstream_testkit::shared_file("reference/tfrc-notes.md") else {
+//!     return;
+//! };
+//! ```
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+/// The environment variable that turns a missing dependency into a failure.
+pub const REQUIRE_ALL: &str = "FAIRSTREAM_REQUIRE_ALL";
+/// The environment variable that overrides where `shared/` is.
+pub const SHARED_DIR: &str = "FAIRSTREAM_SHARED";
+
+/// Whether missing test dependencies must fail the test.
+pub fn require_all() -> bool {
+    env::var(REQUIRE_ALL).is_ok_and(|v| v == "1")
+}
+
+/// The `shared/` directory beside the repository (or `$FAIRSTREAM_SHARED`).
+pub fn shared_dir() -> PathBuf {
+    if let Some(dir) = env::var_os(SHARED_DIR) {
+        return PathBuf::from(dir);
+    }
+    // crates/testkit -> the workspace root -> its parent.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+/// Reports a missing dependency: panics under `FAIRSTREAM_REQUIRE_ALL=1`,
+/// otherwise prints that the calling test is skipped.
+#[track_caller]
+pub fn missing(what: &str) {
+    if require_all() {
+        panic!("{what} is missing and {REQUIRE_ALL}=1: this test may not be skipped");
+    }
+    eprintln!("skipped: {what} is missing (set {REQUIRE_ALL}=1 to make this a failure)");
+}
+
+/// A file under `shared/`, e.g. `data/video/BA_MW_D.264`, if it exists.
+#[track_caller]
+pub fn shared_file(relative: &str) -> Option<PathBuf> {
+    let path = shared_dir().join(relative);
+    if path.is_file() {
+        Some(path)
+    } else {
+        missing(&format!("shared file {}", path.display()));
+        None
+    }
+}
+
+/// An executable on `PATH`, e.g. `tshark`, if there is one.
+#[track_caller]
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let found = env::var_os("PATH").and_then(|paths| {
+        env::split_paths(&paths).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+    });
+    if found.is_none() {
+        missing(&format!("the external tool `{name}`"));
+    }
+    found
+}
