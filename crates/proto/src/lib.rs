@@ -17,3 +17,4 @@
 pub mod cc;
 pub mod time;
 pub mod units;
+pub mod wire;

@@ -1,0 +1,1 @@
+//! DCCP wire format (being written).

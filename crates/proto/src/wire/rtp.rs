@@ -1,0 +1,1 @@
+//! RTP wire format (being written).
