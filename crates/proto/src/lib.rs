@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod capture;
 pub mod cc;
 pub mod time;
 pub mod units;

@@ -9,7 +9,9 @@ use fairstream_proto::cc::tfrc::initial_window;
 fn parse_number(text: &str) -> f64 {
     let cleaned: String = text.chars().filter(|c| !matches!(c, ',' | ' ')).collect();
     let cleaned = cleaned.trim_end_matches("B/s");
-    cleaned.parse().unwrap_or_else(|_| panic!("not a number in the notes: `{text}`"))
+    cleaned
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number in the notes: `{text}`"))
 }
 
 #[test]
@@ -34,10 +36,18 @@ fn throughput_table_of_the_notes() {
         let x_expected = parse_number(cells[3]);
         let f_ours = f(p);
         // The notes give f to 6-9 significant digits.
-        assert!(((f_ours - f_expected) / f_expected).abs() < 2e-6, "f({p}): {f_ours} vs {f_expected}");
-        let x = tfrc_rate(1460.0, Duration::from_millis(100), p).unwrap().bytes_per_sec();
+        assert!(
+            ((f_ours - f_expected) / f_expected).abs() < 2e-6,
+            "f({p}): {f_ours} vs {f_expected}"
+        );
+        let x = tfrc_rate(1460.0, Duration::from_millis(100), p)
+            .unwrap()
+            .bytes_per_sec();
         // X is rounded to whole bytes/s in the notes.
-        assert!((x - x_expected).abs() <= 0.5 + 2e-6 * x_expected, "X({p}): {x} vs {x_expected}");
+        assert!(
+            (x - x_expected).abs() <= 0.5 + 2e-6 * x_expected,
+            "X({p}): {x} vs {x_expected}"
+        );
         rows += 1;
     }
     assert_eq!(rows, 7, "expected the 7 rows of the notes' table");
@@ -58,7 +68,9 @@ fn initial_window_line_of_the_notes() {
     let mut checked = 0;
     for pair in pairs.split(';') {
         let mut parts = pair.split('→');
-        let (Some(s), Some(w)) = (parts.next(), parts.next()) else { continue };
+        let (Some(s), Some(w)) = (parts.next(), parts.next()) else {
+            continue;
+        };
         let s = parse_number(s.trim().trim_start_matches("s =").trim());
         let w = parse_number(w.trim().trim_end_matches('.'));
         assert_eq!(initial_window(s), w, "W_init for s = {s}");

@@ -63,7 +63,9 @@ pub fn shared_file(relative: &str) -> Option<PathBuf> {
 #[track_caller]
 pub fn tool(name: &str) -> Option<PathBuf> {
     let found = env::var_os("PATH").and_then(|paths| {
-        env::split_paths(&paths).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+        env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
     });
     if found.is_none() {
         missing(&format!("the external tool `{name}`"));
