@@ -16,6 +16,7 @@
 
 pub mod capture;
 pub mod cc;
+pub mod conn;
 pub mod time;
 pub mod units;
 pub mod wire;
