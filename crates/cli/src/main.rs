@@ -1,1 +1,46 @@
-fn main() {}
+//! `fairstream`: the command-line front end.
+//!
+//! Only the `equation` subcommand exists so far; the others of DESIGN.md
+//! (`send`, `recv`, `relay`, `emulate`, `simulate`, `sweep`) are added as
+//! they come to work.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod equation_cmd;
+
+/// fairstream: TCP-friendly video streaming over lossy wireless last hops.
+#[derive(Debug, Parser)]
+#[command(name = "fairstream", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Evaluate the TFRC (RFC 5348) or MulTFRC throughput equation, or invert it
+    ///
+    /// The TCP throughput equation of TFRC (RFC 5348 §3.1, b = 1, t_RTO = 4R) or,
+    /// with --n, the MulTFRC equation for n flows (draft-irtf-iccrg-multfrc).
+    /// Given --p, prints the rate the equation allows; given --rate, prints the
+    /// loss event rate p that gives it.
+    Equation(equation_cmd::EquationArgs),
+}
+
+fn main() -> ExitCode {
+    // Bad arguments: clap prints the error, naming the argument, and exits with 2.
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Equation(args) => equation_cmd::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // `{:#}` prints the whole chain on one line, without a backtrace.
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -162,7 +162,7 @@ impl TcpEquation {
     pub fn inverse_f(&self, target: f64) -> Result<f64, EquationError> {
         self.check()?;
         let f_max = self.f_of_sqrt(1.0);
-        if target.is_nan() || target <= 0.0 || target.is_infinite() {
+        if !(target > 0.0 && target.is_finite()) {
             return Err(EquationError::BadParameter {
                 name: "f(p)",
                 value: target,
@@ -317,6 +317,7 @@ impl FTable {
     #[inline]
     pub fn f(&self, p: f64) -> f64 {
         let bits = p.to_bits();
+        // NaN and p >= 1 go to the direct computation.
         if p.is_nan() || p >= 1.0 || bits < Self::BASE_BITS {
             return f(p);
         }
