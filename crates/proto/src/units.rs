@@ -66,11 +66,27 @@ fn split_number<'a>(
     if trimmed.is_empty() {
         return Err(UnitError::Empty { what, example });
     }
-    let end = trimmed
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == '_'))
-        .map_or(trimmed.len(), |(i, _)| i);
-    // Allow an exponent such as `1e-3` only when followed by digits.
+    let bytes = trimmed.as_bytes();
+    let is_number_char = |c: u8| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'_');
+    let mut end = bytes
+        .iter()
+        .position(|&c| !is_number_char(c))
+        .unwrap_or(bytes.len());
+    // An exponent such as `1e-3` or `2E6` counts as part of the number only
+    // when digits follow it (so `1e` stays a number with unit `e`).
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let mut digits_at = end + 1;
+        if matches!(bytes.get(digits_at), Some(b'-' | b'+')) {
+            digits_at += 1;
+        }
+        if bytes.get(digits_at).is_some_and(u8::is_ascii_digit) {
+            end = digits_at
+                + bytes[digits_at..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+        }
+    }
     let (number, unit) = trimmed.split_at(end);
     let unit = unit.trim();
     let value: f64 = number
@@ -332,6 +348,9 @@ mod tests {
         assert_eq!("1gbit".parse::<Rate>().unwrap().bits_per_sec(), 1e9);
         assert_eq!("100kB/s".parse::<Rate>().unwrap().bytes_per_sec(), 1e5);
         assert_eq!("64000bit".parse::<Rate>().unwrap().bits_per_sec(), 64e3);
+        assert_eq!("1e6bit".parse::<Rate>().unwrap().bits_per_sec(), 1e6);
+        assert_eq!("2.5E-1mbit".parse::<Rate>().unwrap().bits_per_sec(), 250e3);
+        assert_eq!(parse_duration("1e-1s").unwrap(), Duration::from_millis(100));
     }
 
     #[test]
