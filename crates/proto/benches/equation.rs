@@ -1,1 +1,3 @@
+//! Benchmarks of the throughput equation (placeholder until they are written).
+
 fn main() {}

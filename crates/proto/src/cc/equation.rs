@@ -162,7 +162,7 @@ impl TcpEquation {
     pub fn inverse_f(&self, target: f64) -> Result<f64, EquationError> {
         self.check()?;
         let f_max = self.f_of_sqrt(1.0);
-        if !(target > 0.0) || !target.is_finite() {
+        if !(target > 0.0 && target.is_finite()) {
             return Err(EquationError::BadParameter {
                 name: "f(p)",
                 value: target,
@@ -193,7 +193,7 @@ impl TcpEquation {
             }
             let derivative = self.df_du(u);
             let mut next = u - value / derivative;
-            if !(next > lo && next < hi) || !next.is_finite() {
+            if !(next > lo && next < hi && next.is_finite()) {
                 next = 0.5 * (lo + hi);
             }
             if (next - u).abs() <= 1e-17_f64.max(u * 1e-16) {
@@ -317,7 +317,7 @@ impl FTable {
     #[inline]
     pub fn f(&self, p: f64) -> f64 {
         let bits = p.to_bits();
-        if !(p < 1.0) || bits < Self::BASE_BITS {
+        if p.is_nan() || p >= 1.0 || bits < Self::BASE_BITS {
             return f(p);
         }
         let index = ((bits - Self::BASE_BITS) >> Self::SHIFT) as usize;
