@@ -20,6 +20,7 @@ use std::time::Duration;
 use crate::time::Instant;
 use crate::units::Rate;
 
+pub mod ccid2;
 pub mod equation;
 pub mod multfrc;
 pub mod tfrc;
