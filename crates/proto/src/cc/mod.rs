@@ -21,6 +21,7 @@ use crate::time::Instant;
 use crate::units::Rate;
 
 pub mod equation;
+pub mod loss_history;
 
 /// When the next packet may leave, as a controller sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
