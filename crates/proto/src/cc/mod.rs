@@ -22,6 +22,7 @@ use crate::units::Rate;
 
 pub mod equation;
 pub mod loss_history;
+pub mod tfrc_receiver;
 
 /// When the next packet may leave, as a controller sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
