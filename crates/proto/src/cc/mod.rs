@@ -22,8 +22,10 @@ use crate::units::Rate;
 
 pub mod ccid2;
 pub mod equation;
+pub mod loss_history;
 pub mod multfrc;
 pub mod tfrc;
+pub mod tfrc_receiver;
 
 /// When the next packet may leave, as a controller sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,569 @@
+//! The TFRC receiver (RFC 5348 §5 and §6): loss detection, loss events, the
+//! loss event rate p, the receive rate X_recv and the feedback schedule; with
+//! DCCP's window-counter rule for loss events (CCID 3, RFC 4342 §10.2) and the
+//! small-packet variant (TFRC-SP, RFC 4828 §3; CCID 4, RFC 5622).
+//!
+//! # Driver contract (sans-IO)
+//!
+//! Nothing here reads a clock: every call that depends on time takes `now`.
+//! A driver
+//! 1. calls [`TfrcReceiver::on_data_packet`] for every data packet that
+//!    arrives (duplicates included: they are recognised and ignored);
+//! 2. then calls [`TfrcReceiver::poll_feedback`] and sends what it returns;
+//! 3. calls [`TfrcReceiver::poll_feedback`] again whenever `now` reaches
+//!    [`TfrcReceiver::next_timeout`] (`None`: nothing to do until the next
+//!    packet).
+//!
+//! Getters ([`TfrcReceiver::loss_event_rate`], [`TfrcReceiver::loss_intervals`],
+//! …) never change state.
+//!
+//! # The round-trip time R
+//!
+//! R is the sender's estimate carried in data packets (RFC 5348 §3.2.1);
+//! without one, it is estimated from DCCP window counters (RFC 4342 §8.1: the
+//! counter grows by 4 per RTT). Until there is any estimate, RFC 5348 §6.3
+//! applies: the receiver sends feedback for every data packet until one
+//! arrives with an RTT estimate; and
+//! [`TfrcReceiverConfig::default_rtt`] stands in for R where a number is
+//! needed (grouping losses, the first loss interval).
+
+mod measure;
+
+use std::time::Duration;
+
+use crate::cc::equation::tfrc_loss_event_rate;
+use crate::cc::loss_history::{
+    ArrivalKind, AverageContext, Cancellation, LossDetector, LossEventStart, LossInterval,
+    LossIntervalHistory, LostRun, PacketMark, DEFAULT_LOSS_INTERVALS, MAX_LOSS_INTERVALS,
+    MAX_NDUPACK, NDUPACK,
+};
+use crate::cc::TfrcFeedback;
+use crate::time::Instant;
+use crate::units::Rate;
+
+use measure::{ReceiveRateMeter, RttTracker, MAX_RTT, MIN_RTT};
+
+/// RFC 4340 §3.4: the RTT assumed while there is no estimate, 0.2 seconds.
+pub const DEFAULT_RTT: Duration = Duration::from_millis(200);
+
+/// RFC 4342 §10.2: a loss whose window counter is at most this far (mod 16)
+/// from that of the current loss event's start belongs to that event (the
+/// counter grows by 4 per round-trip time).
+pub const WINDOW_COUNTER_LOSS_EVENT_DISTANCE: u8 = 4;
+
+/// The packet size s used to turn the receive rate into the first loss
+/// interval (RFC 5348 §6.3.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FirstIntervalPacketSize {
+    /// The mean size of the data packets received so far.
+    #[default]
+    MeanReceived,
+    /// A fixed size in bytes (for example the sender's configured s, or the
+    /// nominal 1460 bytes of TFRC-SP).
+    Fixed(usize),
+}
+
+/// How losses are grouped into loss events (RFC 5348 §5.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossEventGrouping {
+    /// By window counter (RFC 4342 §10.2) when both the current loss event
+    /// and the new loss carry one, else by interpolated arrival times.
+    #[default]
+    Auto,
+    /// Always by interpolated arrival times and R (RFC 5348 §5.2).
+    Interpolation,
+}
+
+/// Configuration of a [`TfrcReceiver`]; `Default` is RFC 5348's receiver.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TfrcReceiverConfig {
+    /// Packets with higher sequence numbers that make a hole a loss:
+    /// RFC 5348 §5.1 NDUPACK = 3.
+    pub ndupack: u64,
+    /// Loss intervals in the weighted average: RFC 5348 §5.4 n = 8.
+    pub loss_intervals: usize,
+    /// History discounting (RFC 5348 §5.5, optional): off.
+    pub history_discounting: bool,
+    /// TFRC-SP receiver rules (RFC 4828 §3, CCID 4 of RFC 5622): off.
+    pub small_packet: bool,
+    /// The s of the first loss interval (RFC 5348 §6.3.1): the mean received.
+    pub first_interval_packet_size: FirstIntervalPacketSize,
+    /// How losses are grouped into loss events: [`LossEventGrouping::Auto`].
+    pub loss_event_grouping: LossEventGrouping,
+    /// R while there is no estimate: [`DEFAULT_RTT`] (RFC 4340 §3.4).
+    pub default_rtt: Duration,
+}
+
+impl Default for TfrcReceiverConfig {
+    fn default() -> Self {
+        TfrcReceiverConfig {
+            ndupack: NDUPACK,
+            loss_intervals: DEFAULT_LOSS_INTERVALS,
+            history_discounting: false,
+            small_packet: false,
+            first_interval_packet_size: FirstIntervalPacketSize::MeanReceived,
+            loss_event_grouping: LossEventGrouping::Auto,
+            default_rtt: DEFAULT_RTT,
+        }
+    }
+}
+
+/// A receiver configuration value out of range.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReceiverConfigError {
+    /// NDUPACK must be in 1..=[`MAX_NDUPACK`].
+    #[error("ndupack = {0} is outside 1..={max}", max = MAX_NDUPACK)]
+    Ndupack(u64),
+    /// n must be in 1..=[`MAX_LOSS_INTERVALS`].
+    #[error("loss_intervals = {0} is outside 1..={max}", max = MAX_LOSS_INTERVALS)]
+    LossIntervals(usize),
+    /// A fixed packet size must be positive.
+    #[error("first_interval_packet_size must be at least 1 byte")]
+    ZeroPacketSize,
+    /// The default RTT must be between 1 µs and 64 s.
+    #[error("default_rtt = {0:?} is outside 1µs..=64s")]
+    DefaultRtt(Duration),
+}
+
+impl TfrcReceiverConfig {
+    /// Checks every value; [`TfrcReceiver::new`] clamps what this refuses.
+    pub fn validate(&self) -> Result<(), ReceiverConfigError> {
+        if !(1..=MAX_NDUPACK).contains(&self.ndupack) {
+            return Err(ReceiverConfigError::Ndupack(self.ndupack));
+        }
+        if !(1..=MAX_LOSS_INTERVALS).contains(&self.loss_intervals) {
+            return Err(ReceiverConfigError::LossIntervals(self.loss_intervals));
+        }
+        if self.first_interval_packet_size == FirstIntervalPacketSize::Fixed(0) {
+            return Err(ReceiverConfigError::ZeroPacketSize);
+        }
+        if !(MIN_RTT..=MAX_RTT).contains(&self.default_rtt) {
+            return Err(ReceiverConfigError::DefaultRtt(self.default_rtt));
+        }
+        Ok(())
+    }
+
+    fn clamped(mut self) -> Self {
+        self.ndupack = self.ndupack.clamp(1, MAX_NDUPACK);
+        self.loss_intervals = self.loss_intervals.clamp(1, MAX_LOSS_INTERVALS);
+        if self.first_interval_packet_size == FirstIntervalPacketSize::Fixed(0) {
+            self.first_interval_packet_size = FirstIntervalPacketSize::Fixed(1);
+        }
+        self.default_rtt = self.default_rtt.clamp(MIN_RTT, MAX_RTT);
+        self
+    }
+}
+
+/// What the receiver needs of one arriving data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataPacket {
+    /// Its sequence number (one per data packet, increasing by one per packet
+    /// sent; RFC 5348 §5.1).
+    pub seq: u64,
+    /// Its size in bytes (what X_recv counts).
+    pub size_bytes: usize,
+    /// The sender's timestamp, echoed as t_recvdata (RFC 5348 §3.2.1).
+    pub send_time: Instant,
+    /// The sender's current R, if the packet carries it (RFC 5348 §3.2.1).
+    pub rtt_estimate: Option<Duration>,
+    /// The DCCP window counter CCVal (0..=15; only the low 4 bits are used).
+    pub window_counter: Option<u8>,
+}
+
+/// The newest arrival, for t_recvdata and t_delay.
+#[derive(Clone, Copy, Debug)]
+struct NewestArrival {
+    send_time: Instant,
+    arrival: Instant,
+}
+
+/// The TFRC receiver. See the [module documentation](self) for the order in
+/// which a driver calls it.
+#[derive(Clone, Debug)]
+pub struct TfrcReceiver {
+    config: TfrcReceiverConfig,
+    detector: LossDetector,
+    history: LossIntervalHistory,
+    rtt: RttTracker,
+    meter: ReceiveRateMeter,
+    received_packets: u64,
+    received_bytes: u64,
+    newest: Option<NewestArrival>,
+    /// RFC 4342 §10.2: the lowest sequence number above the open loss event's
+    /// start whose window counter was more than 4 past the event's; a loss
+    /// sent after it starts a new event even if the counter wrapped.
+    closing_seq: Option<u64>,
+    /// p as last computed.
+    p: f64,
+    data_since_feedback: bool,
+    expedite_at: Option<Instant>,
+    feedback_deadline: Option<Instant>,
+}
+
+impl TfrcReceiver {
+    /// A receiver with `config`, its values clamped into range (see
+    /// [`TfrcReceiverConfig::validate`] to refuse them instead). Nothing is
+    /// timed before the first data packet (RFC 5348 §6.3), so `now` only
+    /// marks the creation.
+    pub fn new(config: TfrcReceiverConfig, now: Instant) -> Self {
+        let _ = now;
+        let config = config.clamped();
+        TfrcReceiver {
+            detector: LossDetector::new(config.ndupack),
+            history: LossIntervalHistory::new(config.loss_intervals, config.history_discounting),
+            config,
+            rtt: RttTracker::default(),
+            meter: ReceiveRateMeter::default(),
+            received_packets: 0,
+            received_bytes: 0,
+            newest: None,
+            closing_seq: None,
+            p: 0.0,
+            data_since_feedback: false,
+            expedite_at: None,
+            feedback_deadline: None,
+        }
+    }
+
+    // --- getters ---
+
+    /// The configuration in use (after clamping).
+    pub fn config(&self) -> &TfrcReceiverConfig {
+        &self.config
+    }
+
+    /// The loss event rate p as last computed (at the last packet or
+    /// feedback); 0.0 before any loss.
+    pub fn loss_event_rate(&self) -> f64 {
+        self.p
+    }
+
+    /// The round-trip time the receiver works with, once it has one.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt.get()
+    }
+
+    /// The highest sequence number received.
+    pub fn highest_seq(&self) -> Option<u64> {
+        self.detector.highest().map(|mark| mark.seq)
+    }
+
+    /// The mean size of the data packets received (duplicates excluded).
+    pub fn mean_packet_size(&self) -> Option<f64> {
+        (self.received_packets > 0)
+            .then(|| self.received_bytes as f64 / self.received_packets as f64)
+    }
+
+    /// The loss intervals, newest (the open I_0) first: at most n + 1 of them,
+    /// n + 1 ≤ 28, each with the lossless length, loss length and data length
+    /// a DCCP Loss Intervals option (RFC 4342 §8.6) reports. Empty before the
+    /// first loss event.
+    pub fn loss_intervals(&self) -> impl ExactSizeIterator<Item = &LossInterval> + '_ {
+        self.history.intervals()
+    }
+
+    /// The loss-interval history.
+    pub fn loss_history(&self) -> &LossIntervalHistory {
+        &self.history
+    }
+
+    /// The loss detector.
+    pub fn loss_detector(&self) -> &LossDetector {
+        &self.detector
+    }
+
+    /// When [`poll_feedback`](Self::poll_feedback) should next be called;
+    /// `None` when no data packet arrived since the last feedback (RFC 5348
+    /// §6.2: then no feedback is due whatever the time).
+    pub fn next_timeout(&self) -> Option<Instant> {
+        if !self.data_since_feedback {
+            return None;
+        }
+        match (self.expedite_at, self.feedback_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // --- inputs ---
+
+    /// A data packet arrived at `now` (RFC 5348 §6.1).
+    pub fn on_data_packet(&mut self, now: Instant, packet: &DataPacket) {
+        let counter = packet.window_counter.map(|c| c & 0x0F);
+        let arrival = self.detector.on_packet(PacketMark {
+            seq: packet.seq,
+            arrival: now,
+            window_counter: counter,
+        });
+        // RFC 5348 §5.1: a duplicate says nothing new; it is not even data
+        // "received since the previous feedback" (§6.2).
+        if arrival.kind == ArrivalKind::Duplicate {
+            return;
+        }
+        if !self.data_since_feedback {
+            self.catch_up_feedback_timer(now);
+        }
+        self.data_since_feedback = true;
+        self.newest = Some(NewestArrival {
+            send_time: packet.send_time,
+            arrival: now,
+        });
+        let size = u64::try_from(packet.size_bytes).unwrap_or(u64::MAX);
+        self.received_packets = self.received_packets.saturating_add(1);
+        self.received_bytes = self.received_bytes.saturating_add(size);
+        self.meter.on_bytes(now, size);
+        if let Some(rtt) = packet.rtt_estimate {
+            self.rtt.on_carried(rtt);
+        }
+        if let (ArrivalKind::First | ArrivalKind::Newest, Some(c)) = (arrival.kind, counter) {
+            self.rtt.on_window_counter(c, now);
+        }
+        self.note_window_counter(packet.seq, counter);
+
+        // RFC 5348 §6.3: "Prepare and send a feedback packet" on the first.
+        let mut expedite = arrival.kind == ArrivalKind::First;
+        let highest = self.highest_seq().unwrap_or(packet.seq);
+        if arrival.kind == ArrivalKind::Recovered {
+            let cancellation = self
+                .history
+                .cancel_loss(packet.seq, &self.detector, highest);
+            if cancellation == Cancellation::EventRemoved {
+                // RFC 5348 §6: feedback also "whenever an out-of-order data
+                // packet is received that removes a loss event from the
+                // history". The reopened event's start is long past: any new
+                // loss after it is a new event (RFC 4342 §10.2 closed).
+                expedite = true;
+                self.closing_seq = self.history.open().map(LossInterval::start_seq);
+            }
+        }
+        for run in &arrival.newly_lost {
+            // RFC 5348 §6: feedback "whenever a new loss event is detected
+            // without waiting for the end of an RTT".
+            expedite |= self.on_lost_run(now, run, highest);
+        }
+        self.history.set_highest(highest);
+
+        // RFC 5348 §6.1: "2) Let p_prev = p. 3) Calculate p as in Section 5.
+        // 4) If p > p_prev, cause the feedback timer to expire".
+        let p_prev = self.p;
+        self.p = self.compute_p(now);
+        expedite |= self.p > p_prev;
+        // RFC 5348 §6.3: without an RTT estimate, feedback for every packet.
+        expedite |= self.rtt.get().is_none();
+        if expedite {
+            self.expedite_at = Some(self.expedite_at.map_or(now, |at| at.min(now)));
+        }
+    }
+
+    // --- outputs ---
+
+    /// The feedback due at `now`, if any (RFC 5348 §6.2): at the first
+    /// packet, once per R while data arrives, at once when §6.1 expedites it,
+    /// and never when no data packet arrived since the previous one.
+    pub fn poll_feedback(&mut self, now: Instant) -> Option<TfrcFeedback> {
+        if !self.data_since_feedback {
+            return None;
+        }
+        let due = self.expedite_at.is_some_and(|at| at <= now)
+            || self.feedback_deadline.is_some_and(|at| at <= now);
+        let newest = self.newest?;
+        let highest_seq = self.highest_seq()?;
+        if !due {
+            return None;
+        }
+        let rtt = self.rtt_or_default();
+        // RFC 5348 §6.2: "1) Calculate the average loss event rate".
+        self.p = self.compute_p(now);
+        // "2) Calculate the measured receive rate, X_recv".
+        let receive_rate = self.meter.rate(now, rtt);
+        self.meter.restart(now, rtt);
+        // "4) Restart the feedback timer to expire after R_m seconds."
+        self.feedback_deadline = Some(now + rtt);
+        self.expedite_at = None;
+        self.data_since_feedback = false;
+        // "3) Prepare and send a feedback packet containing the information
+        // described in Section 3.2.2".
+        Some(TfrcFeedback {
+            echoed_send_time: newest.send_time,
+            receiver_delay: now.saturating_duration_since(newest.arrival),
+            receive_rate,
+            loss_event_rate: self.p,
+            highest_seq,
+        })
+    }
+
+    // --- internals ---
+
+    fn rtt_or_default(&self) -> Duration {
+        self.rtt.get().unwrap_or(self.config.default_rtt)
+    }
+
+    fn compute_p(&self, now: Instant) -> f64 {
+        self.history.loss_event_rate(AverageContext {
+            now,
+            rtt: self.rtt_or_default(),
+            small_packet: self.config.small_packet,
+        })
+    }
+
+    /// RFC 5348 §6.2: "If no data packets have been received since the last
+    /// feedback was sent, no feedback packet is sent, and the feedback timer
+    /// is restarted to expire after R_m seconds." Done lazily: when data
+    /// arrives after such quiet expiries, the deadline moves on by whole
+    /// periods of R to the first at or after `now`.
+    fn catch_up_feedback_timer(&mut self, now: Instant) {
+        let Some(deadline) = self.feedback_deadline else {
+            return;
+        };
+        if deadline >= now {
+            return;
+        }
+        let period = u128::from(duration_nanos(self.rtt_or_default()).max(1));
+        let late = u128::from(now.as_nanos() - deadline.as_nanos());
+        let advance = late.div_ceil(period) * period;
+        let next = u128::from(deadline.as_nanos()) + advance;
+        self.feedback_deadline = Some(Instant::from_nanos(u64::try_from(next).unwrap_or(u64::MAX)));
+    }
+
+    /// RFC 4342 §10.2 bookkeeping: a packet above the open loss event's start
+    /// whose window counter is more than 4 past the event's closes it.
+    fn note_window_counter(&mut self, seq: u64, counter: Option<u8>) {
+        let (Some(counter), Some(open)) = (counter, self.history.open()) else {
+            return;
+        };
+        let Some(start_counter) = open.start_window_counter() else {
+            return;
+        };
+        if seq > open.start_seq()
+            && counter_distance(start_counter, counter) > WINDOW_COUNTER_LOSS_EVENT_DISTANCE
+        {
+            self.closing_seq = Some(self.closing_seq.map_or(seq, |s| s.min(seq)));
+        }
+    }
+
+    /// Groups a newly declared run of losses into loss events (RFC 5348
+    /// §5.2); returns whether a new loss event started.
+    fn on_lost_run(&mut self, now: Instant, run: &LostRun, highest: u64) -> bool {
+        let rtt = self.rtt_or_default();
+        let mut next = run.first_seq;
+        let mut new_events = 0;
+        loop {
+            let boundary = self.next_event_start(run, next, rtt);
+            // A run spanning more than n + 1 round-trip times of interpolated
+            // arrivals would start more loss events than the history holds;
+            // past that bound the rest of the run joins the last event.
+            let room = new_events <= self.history.n() + 1;
+            match boundary {
+                Some(start) if room => {
+                    if start > next {
+                        self.history
+                            .add_losses_to_open_event(start - next, start - 1);
+                    }
+                    let event = LossEventStart {
+                        seq: start,
+                        time: run.nominal_arrival(start),
+                        window_counter: run.before.window_counter,
+                        lost_packets: 1,
+                        last_lost_seq: start,
+                    };
+                    if self.history.is_empty() {
+                        let synthetic = self.first_interval_length(now, rtt);
+                        self.history.start_first_event(event, synthetic, highest);
+                    } else {
+                        self.history.start_event(event, highest);
+                    }
+                    self.closing_seq = None;
+                    new_events += 1;
+                    if start >= run.last_seq {
+                        break;
+                    }
+                    next = start + 1;
+                }
+                _ => {
+                    self.history
+                        .add_losses_to_open_event(run.last_seq - next + 1, run.last_seq);
+                    break;
+                }
+            }
+        }
+        new_events > 0
+    }
+
+    /// The first packet of `run` from `from` on that starts a new loss event,
+    /// if any.
+    fn next_event_start(&self, run: &LostRun, from: u64, rtt: Duration) -> Option<u64> {
+        let Some(open) = self.history.open() else {
+            return Some(from);
+        };
+        match (
+            self.config.loss_event_grouping,
+            open.start_window_counter(),
+            run.before.window_counter,
+        ) {
+            (LossEventGrouping::Auto, Some(event_counter), Some(loss_counter)) => {
+                // RFC 4342 §10.2: a lost packet belongs to the current loss
+                // event while its window counter (that of the last packet
+                // received before it) is at most 4 past the event's, and no
+                // packet sent in between has already been more than 4 past.
+                let closed = self.closing_seq.is_some_and(|seq| seq < from);
+                let distance = counter_distance(event_counter, loss_counter);
+                (closed || distance > WINDOW_COUNTER_LOSS_EVENT_DISTANCE).then_some(from)
+            }
+            _ => {
+                // RFC 5348 §5.2: "If T_old + R >= T_new, then S_new is part
+                // of the existing loss event. Otherwise, S_new is the first
+                // packet of a new loss event."
+                run.first_seq_after(open.start_time() + rtt)
+                    .map(|seq| seq.max(from))
+            }
+        }
+    }
+
+    /// RFC 5348 §6.3.1: the synthetic first loss interval 1/p, for the p at
+    /// which the throughput equation gives the receive rate of the last RTT.
+    fn first_interval_length(&self, now: Instant, rtt: Duration) -> f64 {
+        let s = match self.config.first_interval_packet_size {
+            FirstIntervalPacketSize::MeanReceived => self.mean_packet_size().unwrap_or(1.0),
+            FirstIntervalPacketSize::Fixed(size) => size as f64,
+        };
+        1.0 / first_interval_loss_event_rate(self.meter.rate(now, rtt), s, rtt)
+    }
+}
+
+/// RFC 5348 §6.3.1: the loss event rate p ∈ (0, 1] at which the throughput
+/// equation (b = 1, t_RTO = 4R) gives `x_recv` for packet size `s` bytes and
+/// round-trip time `rtt`; the first loss interval is 1/p.
+///
+/// Exact (the equation's inverse, not a ±5 % search). A receive rate too low
+/// for any p gives p = 1; no measurable rate (zero, as when every packet came
+/// at one instant) is taken as one packet per RTT, the least the receiver
+/// saw; `s` below 1 byte counts as 1 and `rtt` below 1 µs as 1 µs.
+pub fn first_interval_loss_event_rate(x_recv: Rate, s: f64, rtt: Duration) -> f64 {
+    let s = if s.is_finite() && s >= 1.0 { s } else { 1.0 };
+    let rtt = rtt.max(MIN_RTT);
+    let x = x_recv.bytes_per_sec();
+    let x = if x > 0.0 && x.is_finite() {
+        x
+    } else {
+        s / rtt.as_secs_f64()
+    };
+    match tfrc_loss_event_rate(Rate::from_bytes_per_sec(x), s, rtt) {
+        Ok(p) if p > 0.0 => p.min(1.0),
+        // Underflow at absurd rates: the smallest positive p.
+        Ok(_) => f64::MIN_POSITIVE,
+        // Below the rate of p = 1 (the only error left after the checks).
+        Err(_) => 1.0,
+    }
+}
+
+/// (b - a) mod 16: how far window counter `b` is past `a`.
+fn counter_distance(a: u8, b: u8) -> u8 {
+    b.wrapping_sub(a) & 0x0F
+}
+
+fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;
