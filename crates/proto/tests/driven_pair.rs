@@ -4,8 +4,9 @@
 //! checks that the controllers, together, do what RFC 5348 promises.
 //!
 //! - With random loss p and round-trip time R, the long-run sending rate is
-//!   within 15 % of X(p_event, R), p_event being the loss event rate the
-//!   receiver measured and R the sender's smoothed RTT.
+//!   within 15 % of X(p_event, R), p_event being the long-run loss event
+//!   rate (the test groups the losses the channel made into loss events, one
+//!   per RTT, RFC 5348 §5.2) and R the sender's smoothed RTT.
 //! - With no random loss the rate grows to the channel's capacity and stays
 //!   there.
 
