@@ -1,5 +1,6 @@
 use super::*;
 use proptest::prelude::*;
+use std::time::Duration;
 
 /// A sender report with one report block.
 const SR: [u8; 52] = [
