@@ -11,7 +11,7 @@
 //! | [`options`] | DCCP options, feature negotiation, Ack Vector, CCID 3/4 options (RFC 4340 §5.8, RFC 4341, RFC 4342 §8, RFC 5622) |
 //! | [`rtp`] | RTP fixed header (RFC 3550) |
 //! | [`rtcp`] | RTCP sender and receiver reports (RFC 3550 §6.4) |
-//! | [`h264`] | H.264 RTP payload: single NAL unit and FU-A (RFC 6184) |
+//! | [`h264`] | H.264 RTP payload: single NAL unit, STAP-A and FU-A (RFC 6184) |
 
 pub mod dccp;
 pub mod h264;
