@@ -13,6 +13,7 @@
 //! | [`rtcp`] | RTCP sender and receiver reports (RFC 3550 §6.4) |
 //! | [`h264`] | H.264 RTP payload: single NAL unit, STAP-A and FU-A (RFC 6184) |
 
+pub mod checksum;
 pub mod dccp;
 pub mod h264;
 pub mod options;
