@@ -14,6 +14,7 @@ use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use crate::time::Instant;
+use crate::wire::checksum::{checksum, Accumulator};
 
 /// IP protocol number of DCCP (RFC 4340 §19.1).
 pub const IPPROTO_DCCP: u8 = 33;
@@ -27,25 +28,6 @@ const LINKTYPE_RAW: u32 = 101;
 const SNAPLEN: u32 = 65_535;
 const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
-
-/// The Internet checksum (RFC 1071) of `data`, continuing from `initial`
-/// (a 32-bit running sum); returns the folded one's complement.
-pub fn internet_checksum(initial: u32, data: &[u8]) -> u16 {
-    let mut sum = initial;
-    let mut chunks = data.chunks_exact(2);
-    for pair in &mut chunks {
-        sum = sum.wrapping_add(u32::from(u16::from_be_bytes([pair[0], pair[1]])));
-        // Fold early so the sum never overflows on long inputs.
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    if let [last] = chunks.remainder() {
-        sum = sum.wrapping_add(u32::from(*last) << 8);
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
 
 /// Writes packets into a pcap stream.
 #[derive(Debug)]
@@ -101,8 +83,8 @@ impl<W: Write> PcapWriter<W> {
         ip[9] = protocol;
         ip[12..16].copy_from_slice(&source.octets());
         ip[16..20].copy_from_slice(&destination.octets());
-        let checksum = internet_checksum(0, &ip);
-        ip[10..12].copy_from_slice(&checksum.to_be_bytes());
+        let header_checksum = checksum(&ip);
+        ip[10..12].copy_from_slice(&header_checksum.to_be_bytes());
         self.identification = self.identification.wrapping_add(1);
         self.record(at, &[&ip, payload], total)
     }
@@ -124,12 +106,19 @@ impl<W: Write> PcapWriter<W> {
         datagram.extend_from_slice(&length.to_be_bytes());
         datagram.extend_from_slice(&[0, 0]);
         datagram.extend_from_slice(payload);
-        let pseudo = pseudo_header_sum(*source.ip(), *destination.ip(), IPPROTO_UDP, length);
-        let checksum = match internet_checksum(pseudo, &datagram) {
+        let mut sum = Accumulator::new();
+        add_pseudo_header(
+            &mut sum,
+            *source.ip(),
+            *destination.ip(),
+            IPPROTO_UDP,
+            length,
+        );
+        let udp_checksum = match sum.add_bytes(&datagram).checksum() {
             0 => 0xffff, // RFC 768: a computed zero is sent as all ones
             c => c,
         };
-        datagram[6..8].copy_from_slice(&checksum.to_be_bytes());
+        datagram[6..8].copy_from_slice(&udp_checksum.to_be_bytes());
         self.write_ipv4(at, *source.ip(), *destination.ip(), IPPROTO_UDP, &datagram)
     }
 
@@ -161,42 +150,24 @@ impl<W: Write> PcapWriter<W> {
     }
 }
 
-/// The 32-bit running sum of an IPv4 pseudo-header (source, destination,
-/// zero, protocol, length), to pass as `initial` to [`internet_checksum`].
-pub fn pseudo_header_sum(
+/// Adds an IPv4 pseudo-header (source, destination, zero, protocol, length)
+/// to a checksum.
+fn add_pseudo_header(
+    sum: &mut Accumulator,
     source: Ipv4Addr,
     destination: Ipv4Addr,
     protocol: u8,
     length: u16,
-) -> u32 {
-    let mut sum = 0u32;
-    for pair in source
-        .octets()
-        .chunks_exact(2)
-        .chain(destination.octets().chunks_exact(2))
-    {
-        sum += u32::from(u16::from_be_bytes([pair[0], pair[1]]));
-    }
-    sum + u32::from(protocol) + u32::from(length)
+) {
+    sum.add_bytes(&source.octets())
+        .add_bytes(&destination.octets())
+        .add_u16(u16::from(protocol))
+        .add_u16(length);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn checksum_of_rfc1071_example() {
-        // RFC 1071 §3: the bytes 00 01 f2 03 f4 f5 f6 f7 sum to ddf2 (before
-        // the complement).
-        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
-        assert_eq!(internet_checksum(0, &data), !0xddf2);
-        // A buffer including its own correct checksum sums to zero.
-        let mut with = data.to_vec();
-        with.extend_from_slice(&(!0xddf2u16).to_be_bytes());
-        assert_eq!(internet_checksum(0, &with), 0);
-        // Odd length: the last byte is padded with zero.
-        assert_eq!(internet_checksum(0, &[0x12]), !0x1200);
-    }
 
     #[test]
     fn writes_global_header_and_an_ipv4_record() {
@@ -226,7 +197,7 @@ mod tests {
         assert_eq!(ip[0], 0x45);
         assert_eq!(ip[9], IPPROTO_DCCP);
         assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 24);
-        assert_eq!(internet_checksum(0, ip), 0, "IPv4 header checksum verifies");
+        assert_eq!(checksum(ip), 0, "IPv4 header checksum verifies");
         assert_eq!(&record[36..], &[1, 2, 3, 4]);
     }
 
@@ -239,7 +210,8 @@ mod tests {
         let bytes = w.into_inner().unwrap();
         let udp = &bytes[24 + 16 + 20..];
         assert_eq!(udp.len(), 13);
-        let pseudo = pseudo_header_sum(*a.ip(), *b.ip(), IPPROTO_UDP, 13);
-        assert_eq!(internet_checksum(pseudo, udp), 0);
+        let mut sum = Accumulator::new();
+        add_pseudo_header(&mut sum, *a.ip(), *b.ip(), IPPROTO_UDP, 13);
+        assert_eq!(sum.add_bytes(udp).checksum(), 0);
     }
 }

@@ -9,19 +9,14 @@
 use std::collections::VecDeque;
 
 use crate::cc::{AckFeedback, AckRun, AckState};
+use crate::wire::options::{AckVector, AckVectorCell, AckVectorState};
 
-/// The longest run one Ack Vector cell can describe: its run length field
-/// is 6 bits and counts "the number of consecutive packets … minus one"
-/// (RFC 4340 §11.4).
-pub const MAX_CELL_RUN: u64 = 64;
-
-/// One Ack Vector cell: a state and how many packets (1..=64) it covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cell {
-    /// The state of the packets.
-    pub state: AckState,
-    /// How many consecutive packets, 1..=64.
-    pub packets: u8,
+fn wire_state(state: AckState) -> AckVectorState {
+    match state {
+        AckState::Received => AckVectorState::Received,
+        AckState::ReceivedEcnMarked => AckVectorState::ReceivedEcnMarked,
+        AckState::NotReceived => AckVectorState::NotReceived,
+    }
 }
 
 /// Which packets were received, for the newest `capacity` sequence numbers.
@@ -117,22 +112,47 @@ impl AckHistory {
     }
 
     /// The history as Ack Vector cells, newest first, at most `max_cells`.
-    pub fn cells(&self, max_cells: usize) -> Vec<Cell> {
-        let mut cells: Vec<Cell> = Vec::new();
+    /// A cell covers at most 64 packets: its run length field is 6 bits and
+    /// counts the packets "minus one" (RFC 4340 §11.4).
+    pub fn cells(&self, max_cells: usize) -> Vec<AckVectorCell> {
+        let mut cells: Vec<AckVectorCell> = Vec::new();
         for &state in &self.states {
+            let state = wire_state(state);
             match cells.last_mut() {
-                Some(cell) if cell.state == state && u64::from(cell.packets) < MAX_CELL_RUN => {
-                    cell.packets += 1;
+                Some(cell)
+                    if cell.state == state && cell.run_length < AckVectorCell::MAX_RUN_LENGTH =>
+                {
+                    cell.run_length += 1;
                 }
                 _ => {
                     if cells.len() == max_cells {
                         break;
                     }
-                    cells.push(Cell { state, packets: 1 });
+                    cells.push(AckVectorCell {
+                        state,
+                        run_length: 0,
+                    });
                 }
             }
         }
         cells
+    }
+
+    /// The Ack Vector option body for this history (at most the 253 cells
+    /// one option holds).
+    pub fn ack_vector(&self) -> AckVector {
+        let cells: Vec<(AckVectorState, u8)> = self
+            .cells(AckVector::MAX_CELLS)
+            .into_iter()
+            .map(|cell| (cell.state, cell.run_length))
+            .collect();
+        // The cells come from `cells`, whose run lengths are at most 63 and
+        // whose count is at most MAX_CELLS, so this cannot fail; an empty
+        // vector is the harmless fallback all the same.
+        match AckVector::from_cells(false, &cells) {
+            Ok(vector) => vector,
+            Err(_) => AckVector::empty(),
+        }
     }
 
     /// The history as the feedback a CCID 2 sender consumes.
@@ -149,26 +169,11 @@ impl AckHistory {
     }
 }
 
-/// Converts cells received in an Ack Vector (newest first, starting at
-/// `ack_number`) into the runs a CCID 2 sender consumes.
-pub fn cells_to_feedback(ack_number: u64, cells: &[Cell]) -> AckFeedback {
-    let mut runs: Vec<AckRun> = Vec::new();
-    for cell in cells {
-        let length = u64::from(cell.packets);
-        match runs.last_mut() {
-            Some(run) if run.state == cell.state => run.length += length,
-            _ => runs.push(AckRun {
-                state: cell.state,
-                length,
-            }),
-        }
-    }
-    AckFeedback { ack_number, runs }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::dccp::SeqNum;
+    use crate::wire::options::ack_vector_to_feedback;
     use proptest::prelude::*;
 
     #[test]
@@ -181,17 +186,17 @@ mod tests {
         assert_eq!(
             h.cells(16),
             vec![
-                Cell {
-                    state: AckState::Received,
-                    packets: 2
+                AckVectorCell {
+                    state: AckVectorState::Received,
+                    run_length: 1
                 },
-                Cell {
-                    state: AckState::NotReceived,
-                    packets: 2
+                AckVectorCell {
+                    state: AckVectorState::NotReceived,
+                    run_length: 1
                 },
-                Cell {
-                    state: AckState::Received,
-                    packets: 3
+                AckVectorCell {
+                    state: AckVectorState::Received,
+                    run_length: 2
                 },
             ]
         );
@@ -212,7 +217,7 @@ mod tests {
         }
         let cells = h.cells(10);
         assert_eq!(
-            cells.iter().map(|c| c.packets).collect::<Vec<_>>(),
+            cells.iter().map(|c| c.packets()).collect::<Vec<_>>(),
             vec![64, 64, 2]
         );
         assert_eq!(h.cells(2).len(), 2);
@@ -269,8 +274,18 @@ mod tests {
             let fb = h.feedback().unwrap();
             let covered: u64 = fb.runs.iter().map(|r| r.length).sum();
             prop_assert!(covered as usize <= capacity);
-            let from_cells = cells_to_feedback(head, &h.cells(usize::MAX));
-            prop_assert_eq!(&from_cells, &fb);
+            let from_cells = ack_vector_to_feedback(SeqNum::new(head), h.cells(usize::MAX)).unwrap();
+            // The wire form splits runs at 64 packets; merge them to compare.
+            let mut merged: Vec<AckRun> = Vec::new();
+            for run in from_cells.runs {
+                match merged.last_mut() {
+                    Some(last) if last.state == run.state => last.length += run.length,
+                    _ => merged.push(run),
+                }
+            }
+            prop_assert_eq!(&merged, &fb.runs);
+            let option = h.ack_vector();
+            prop_assert!(option.len() <= AckVector::MAX_CELLS);
             // Every packet reported received did arrive (the history never invents).
             let mut seq = head;
             for run in &fb.runs {

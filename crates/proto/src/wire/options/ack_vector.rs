@@ -127,6 +127,14 @@ impl AckVector {
     /// The most cells one option can carry.
     pub const MAX_CELLS: usize = 253;
 
+    /// An Ack Vector with no cells.
+    pub fn empty() -> AckVector {
+        AckVector {
+            nonce: false,
+            cells: Vec::new(),
+        }
+    }
+
     /// An Ack Vector from `(state, run length)` cells, newest first (the first
     /// cell starts at the packet's Acknowledgement Number).
     pub fn from_cells(
