@@ -7,6 +7,9 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(options) = Options::parse(data) {
+        if options.check_encodable().is_err() {
+            return;
+        }
         let bytes = options.to_bytes();
         let again = Options::parse(&bytes).expect("re-parse of emitted options");
         assert_eq!(again, options);

@@ -435,6 +435,7 @@ impl Options {
     /// boundary into the start of `buf`; returns the bytes written,
     /// [`padded_len`](Self::padded_len).
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, OptionError> {
+        self.check_encodable()?;
         let bytes = self.to_bytes();
         match buf.get_mut(..bytes.len()) {
             Some(dst) => {
@@ -446,6 +447,21 @@ impl Options {
                 max: buf.len(),
             }),
         }
+    }
+
+    /// Whether the list can be written without changing its meaning. A list
+    /// that ends in Mandatory cannot, unless it ends exactly on a 32-bit
+    /// boundary: the padding emit adds would become the option Mandatory
+    /// applies to (RFC 4340 §5.8.2), so the packet would say something else.
+    pub fn check_encodable(&self) -> Result<(), OptionError> {
+        if self.items.last() == Some(&DccpOption::Mandatory) && self.encoded_len() % 4 != 0 {
+            return Err(OptionError::Unencodable {
+                kind: kind::MANDATORY,
+                name: "Mandatory",
+                reason: "a trailing Mandatory would apply to the padding after it".to_owned(),
+            });
+        }
+        Ok(())
     }
 
     /// The encoded options, padded to a 32-bit boundary.

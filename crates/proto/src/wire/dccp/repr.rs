@@ -199,6 +199,7 @@ impl<'a> DccpRepr<'a> {
         if self.short_seqno && !packet_type.allows_short_seqno() {
             return Err(DccpError::ShortSeqnoNotAllowed(packet_type));
         }
+        self.options.check_encodable()?;
         if self.header_len() > MAX_HEADER_LEN {
             return Err(DccpError::HeaderTooLong {
                 len: self.header_len(),

@@ -560,3 +560,29 @@ fn elapsed_time_units() {
     assert_eq!(ElapsedTime(0xFFFF).encoded_len(), 2);
     assert_eq!(ElapsedTime(0x1_0000).encoded_len(), 4);
 }
+
+/// Found by the `dccp_options` fuzz target: a list ending in Mandatory off a
+/// 32-bit boundary cannot be emitted, since the padding would become the
+/// option Mandatory applies to (RFC 4340 §5.8.2) and the packet would mean
+/// something else when parsed back.
+#[test]
+fn trailing_mandatory_off_a_word_boundary_is_unencodable() {
+    let mut list = Options::default();
+    list.push(DccpOption::SlowReceiver).unwrap();
+    list.push(DccpOption::Mandatory).unwrap();
+    assert!(matches!(
+        list.check_encodable(),
+        Err(OptionError::Unencodable { kind: 1, .. })
+    ));
+    let mut buf = [0u8; 8];
+    assert!(list.emit(&mut buf).is_err());
+    // On a boundary it is representable: the options area ends right there.
+    let mut list = Options::default();
+    for _ in 0..3 {
+        list.push(DccpOption::SlowReceiver).unwrap();
+    }
+    list.push(DccpOption::Mandatory).unwrap();
+    assert!(list.check_encodable().is_ok());
+    let bytes = list.to_bytes();
+    assert_eq!(Options::parse(&bytes).unwrap(), list);
+}
