@@ -57,10 +57,15 @@ fn every_named_test_and_file_exists() {
         }
         for span in code_spans(cells[3]) {
             let span = span.trim();
-            if span.ends_with(".rs") {
-                let file = span.trim_start_matches("tests/");
-                if !root.join("crates/proto/tests").join(file).exists() {
-                    missing.push(format!("test file `{span}`"));
+            if span.ends_with(".rs") || span.ends_with(".md") {
+                // `tests/x.rs` is an integration test of the crate; other
+                // paths are relative to the repository.
+                let path = match span.strip_prefix("tests/") {
+                    Some(file) => root.join("crates/proto/tests").join(file),
+                    None => root.join(span),
+                };
+                if !path.exists() {
+                    missing.push(format!("file `{span}`"));
                 }
                 continue;
             }
