@@ -317,14 +317,20 @@ impl Endpoint {
                 return Some((Some(id), transmit));
             }
         }
+        self.remove_drained();
         None
     }
 
     /// The next event of any connection.
     pub fn poll_event(&mut self) -> Option<(ConnectionId, Event)> {
-        self.connections
+        let event = self
+            .connections
             .iter_mut()
-            .find_map(|(id, conn)| conn.poll_event().map(|event| (*id, event)))
+            .find_map(|(id, conn)| conn.poll_event().map(|event| (*id, event)));
+        if event.is_none() {
+            self.remove_drained();
+        }
+        event
     }
 
     /// The earliest time a connection needs `handle_timeout`.

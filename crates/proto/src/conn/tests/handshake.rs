@@ -1,9 +1,10 @@
 //! The three-way handshake and CCID negotiation (RFC 4340 §8.1, §6).
 
 use super::support::*;
-use crate::conn::pair::LinkConfig;
+use crate::conn::pair::{Direction, LinkConfig};
 use crate::conn::{Ccid, ConnectionConfig, Event, State};
-use crate::wire::dccp::ResetCode;
+use crate::time::Instant;
+use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, PacketType, ResetCode};
 use crate::wire::options::{feature_number, kind};
 
 /// Runs a handshake and returns the states each side went through and the
@@ -107,4 +108,89 @@ fn a_wrong_service_code_is_refused_with_bad_service_code() {
             by_peer: true,
         }]
     );
+}
+
+fn kinds_sent(pair: &crate::conn::pair::Pair, direction: Direction) -> Vec<(Instant, PacketKind)> {
+    pair.captured()
+        .iter()
+        .filter(|c| c.direction == direction)
+        .map(|c| {
+            let kind = DccpRepr::parse_bytes(&c.bytes, &ChecksumContext::UdpEncapsulated)
+                .unwrap()
+                .kind;
+            (c.at, kind)
+        })
+        .collect()
+}
+
+#[test]
+fn requests_back_off_exponentially_then_the_handshake_times_out() {
+    let mut pair = crate::conn::pair::Pair::new(
+        endpoint(config(Ccid::Tfrc, vec![])),
+        endpoint(ConnectionConfig::default()),
+        LinkConfig::default(),
+    );
+    pair.record(true);
+    pair.set_drop_filter(|_, direction, _| direction == Direction::ClientToServer);
+    let id = pair.connect(CLIENT_PORT, SERVER_PORT).unwrap();
+    let mut events = Vec::new();
+    pair.run_with(millis(15_000), |p| {
+        events.extend(drain_events(&mut p.client))
+    });
+    let sent = kinds_sent(&pair, Direction::ClientToServer);
+    let requests: Vec<Instant> = sent
+        .iter()
+        .filter(|(_, k)| k.packet_type() == PacketType::Request)
+        .map(|(at, _)| *at)
+        .collect();
+    // RFC 4340 §8.1.1: first retransmission after about one second, then
+    // exponential backoff; config.handshake_timeout (10 s) ends it.
+    assert_eq!(
+        requests,
+        vec![millis(0), millis(1_000), millis(3_000), millis(7_000)]
+    );
+    assert_eq!(events, vec![(id, Event::HandshakeTimeout)]);
+    // "it SHOULD send a DCCP-Reset packet to the server with Reset Code 2".
+    let (at, last) = sent.last().unwrap();
+    assert_eq!(*at, millis(10_000));
+    assert!(matches!(
+        last,
+        PacketKind::Reset {
+            code: ResetCode::Aborted,
+            ..
+        }
+    ));
+    assert!(
+        pair.client.connection(id).is_none(),
+        "the connection is gone"
+    );
+}
+
+#[test]
+fn a_lost_response_is_repaired_by_the_retransmitted_request() {
+    let (mut pair, id) = pair_with(
+        config(Ccid::Tfrc, vec![]),
+        ConnectionConfig::default(),
+        LinkConfig::default(),
+    );
+    pair.record(true);
+    let mut first = true;
+    pair.set_drop_filter(move |_, direction, _| {
+        let drop = first && direction == Direction::ServerToClient;
+        if drop {
+            first = false;
+        }
+        drop
+    });
+    assert!(open(&mut pair, id, millis(3_000)));
+    let responses: Vec<Instant> = kinds_sent(&pair, Direction::ServerToClient)
+        .into_iter()
+        .filter(|(_, k)| k.packet_type() == PacketType::Response)
+        .map(|(at, _)| at)
+        .collect();
+    // RFC 4340 §8.5 step 11: a Request in RESPOND gets another Response.
+    assert_eq!(responses, vec![millis(20), millis(1_020)]);
+    // The handshake RTT comes from the Request the Response acknowledges.
+    let rtt = pair.client.connection(id).unwrap().stats().rtt.unwrap();
+    assert_eq!(rtt, std::time::Duration::from_millis(40));
 }

@@ -5,6 +5,8 @@ use std::time::Duration;
 use crate::conn::pair::{LinkConfig, Pair};
 use crate::conn::{Ccid, ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State};
 use crate::time::Instant;
+use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, SeqNum};
+use crate::wire::options::Options;
 
 pub(super) const CLIENT_PORT: u16 = 5004;
 pub(super) const SERVER_PORT: u16 = 9000;
@@ -61,4 +63,38 @@ pub(super) fn open(pair: &mut Pair, id: ConnectionId, limit: Instant) -> bool {
 /// Every event an endpoint has.
 pub(super) fn drain_events(endpoint: &mut Endpoint) -> Vec<(ConnectionId, Event)> {
     std::iter::from_fn(|| endpoint.poll_event()).collect()
+}
+
+/// A packet from `src` to `dst` (UDP-encapsulated checksum).
+pub(super) fn packet(
+    src: u16,
+    dst: u16,
+    seq: SeqNum,
+    kind: PacketKind,
+    options: Options,
+    payload: &[u8],
+) -> Vec<u8> {
+    DccpRepr {
+        src_port: src,
+        dst_port: dst,
+        ccval: 0,
+        checksum_coverage: 0,
+        short_seqno: false,
+        seq,
+        kind,
+        options,
+        payload,
+    }
+    .emit_to_vec(&ChecksumContext::UdpEncapsulated)
+    .unwrap()
+}
+
+/// A packet from the server's port to the client's.
+pub(super) fn from_server(seq: SeqNum, kind: PacketKind, payload: &[u8]) -> Vec<u8> {
+    packet(SERVER_PORT, CLIENT_PORT, seq, kind, Options::new(), payload)
+}
+
+/// A packet from the client's port to the server's.
+pub(super) fn from_client(seq: SeqNum, kind: PacketKind, payload: &[u8]) -> Vec<u8> {
+    packet(CLIENT_PORT, SERVER_PORT, seq, kind, Options::new(), payload)
 }
