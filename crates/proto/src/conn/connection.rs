@@ -241,7 +241,7 @@ impl Connection {
         // resets the connection.
         request
             .options
-            .check_mandatory(|o| understood_in_request(o))
+            .check_mandatory(understood_in_request)
             .map_err(AcceptError::Mandatory)?;
         let features = Features::server(&config, &request.options).map_err(|failure| {
             AcceptError::Negotiation {

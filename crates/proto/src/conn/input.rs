@@ -250,15 +250,22 @@ impl Connection {
             .on_valid(seq, ack_extended, packet_type == PacketType::Sync);
         self.stats.packets_received += 1;
         self.stats.bytes_received += bytes.len() as u64;
-        // Step 7: check for unexpected packet types.
-        let is_server = self.role == Role::Server;
+        // Step 7: check for unexpected packet types: "If (S.is_server and
+        // P.type == CloseReq) or (S.is_server and P.type == Response) or
+        // (S.is_client and P.type == Request) or (S.state >= OPEN and P.type
+        // == Request and P.seqno >= S.OSR) or (S.state >= OPEN and P.type ==
+        // Response and P.seqno >= S.OSR) or (S.state == RESPOND and P.type ==
+        // Data)".
+        let wrong_role = match self.role {
+            Role::Server => matches!(packet_type, PacketType::CloseReq | PacketType::Response),
+            Role::Client => packet_type == PacketType::Request,
+        };
         let after_osr = self.seq.osr().is_some_and(|osr| seq >= osr);
-        let unexpected = (is_server && packet_type == PacketType::CloseReq)
-            || (is_server && packet_type == PacketType::Response)
-            || (!is_server && packet_type == PacketType::Request)
-            || (self.state >= State::Open && packet_type == PacketType::Request && after_osr)
-            || (self.state >= State::Open && packet_type == PacketType::Response && after_osr)
-            || (self.state == State::Respond && packet_type == PacketType::Data);
+        let late_handshake = self.state >= State::Open
+            && matches!(packet_type, PacketType::Request | PacketType::Response)
+            && after_osr;
+        let data_in_respond = self.state == State::Respond && packet_type == PacketType::Data;
+        let unexpected = wrong_role || late_handshake || data_in_respond;
         if unexpected {
             // "Send Sync packet acknowledging P.seqno; Drop packet and return".
             self.stats.invalid_dropped += 1;
