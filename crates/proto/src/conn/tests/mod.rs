@@ -3,7 +3,9 @@
 
 mod attacks;
 mod close;
+mod endpoint;
 mod handshake;
+mod negotiation;
 mod robustness;
 mod support;
 mod transfer;
