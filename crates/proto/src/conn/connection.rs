@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::ccid::{ReceiverCcid, SenderCcid};
-use super::config::{Ccid, ConnectionConfig};
+use super::config::{Ccid, ConnectionConfig, MAX_SEQUENCE_WINDOW};
 use super::event::{AcceptError, ConnectionStats, Event, SendError};
 use super::features::Features;
 use super::history::SendHistory;
@@ -20,6 +20,9 @@ use crate::wire::options::DccpOption;
 /// The most control packets (Reset, Sync, SyncAck) queued at once; more are
 /// dropped, so that a flood of invalid packets cannot grow memory.
 pub(crate) const MAX_CONTROL_PACKETS: usize = 8;
+/// The Sequence Window is kept at least this many times the packets sent per
+/// round trip (a choice; see [`Connection::size_sequence_window`]).
+pub(crate) const WINDOW_PER_RTT_FACTOR: u64 = 4;
 /// The most packets whose send time is remembered for RTT samples.
 const MAX_SEND_HISTORY: u64 = 1 << 16;
 /// The most sequence numbers a receiving CCID keeps state for.
@@ -127,6 +130,10 @@ pub struct Connection {
     pub(crate) nondata_run: u64,
     /// The RTT the handshake measured.
     pub(crate) handshake_rtt: Option<Duration>,
+    /// Packets sent since `window_epoch` began (Sequence Window sizing).
+    pub(crate) epoch_packets: u64,
+    /// The start of the current round-trip-long counting epoch.
+    pub(crate) window_epoch: Option<Instant>,
     pub(crate) stats: ConnectionStats,
 }
 
@@ -168,6 +175,8 @@ impl Connection {
             last_ack_sent: None,
             nondata_run: 0,
             handshake_rtt: None,
+            epoch_packets: 0,
+            window_epoch: None,
             stats: ConnectionStats::default(),
             config,
         }
@@ -516,8 +525,10 @@ impl Connection {
     pub(crate) fn enter_time_wait(&mut self, now: Instant) {
         self.enter_closed();
         self.state = State::TimeWait;
-        self.timers
-            .set(Timer::TimeWait, Some(now + self.config.msl * 2));
+        self.timers.set(
+            Timer::TimeWait,
+            Some(now + self.config.msl.saturating_mul(2)),
+        );
     }
 
     /// Queues a control packet, dropping it when the queue is full.
@@ -552,6 +563,46 @@ impl Connection {
         if self.rx.is_none() {
             self.rx = Some(ReceiverCcid::new(rx_ccid, &self.config, now, memory));
         }
+    }
+
+    /// Keeps this endpoint's Sequence Window at least
+    /// [`WINDOW_PER_RTT_FACTOR`] times the packets it sends per round trip.
+    ///
+    /// RFC 4340 §7.5.2: the Sequence Window must reflect the packets an
+    /// endpoint has in flight, which only that endpoint can anticipate, and it
+    /// should be raised with Change L(Sequence Window) as the connection
+    /// progresses; an endpoint must not persistently send more than its
+    /// window per round trip. Too small a window makes the peer take this
+    /// endpoint's packets and acknowledgements for invalid ones. The window
+    /// only grows (doubling at least), up to [`MAX_SEQUENCE_WINDOW`].
+    pub(crate) fn size_sequence_window(&mut self, now: Instant) {
+        let rtt = self
+            .tx
+            .as_ref()
+            .and_then(SenderCcid::rtt)
+            .or(self.handshake_rtt)
+            .unwrap_or(super::window_counter::FALLBACK_RTT);
+        match self.window_epoch {
+            Some(start) if now.saturating_duration_since(start) < rtt => {}
+            _ => {
+                self.window_epoch = Some(now);
+                self.epoch_packets = 0;
+            }
+        }
+        self.epoch_packets += 1;
+        let needed = self.epoch_packets.saturating_mul(WINDOW_PER_RTT_FACTOR);
+        let current = self.seq.local_window();
+        if needed <= current || current >= MAX_SEQUENCE_WINDOW {
+            return;
+        }
+        let window = needed
+            .max(current.saturating_mul(2))
+            .min(MAX_SEQUENCE_WINDOW);
+        self.seq.set_local_window(window);
+        self.sent
+            .grow_to(usize::try_from(window.min(MAX_SEND_HISTORY)).unwrap_or(1024));
+        self.features.change_sequence_window(window);
+        self.due.ack = true;
     }
 
     /// Brings the CCID entries of the timer table up to date.

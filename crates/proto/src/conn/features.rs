@@ -397,6 +397,13 @@ impl Features {
         self.queue_change(DccpOption::ChangeL(Feature::AckRatio(Some(ratio.max(1)))));
     }
 
+    /// Announces a larger Sequence Window for this endpoint's packets (RFC
+    /// 4340 §7.5.2: Change L(Sequence Window) "as the connection
+    /// progresses").
+    pub(crate) fn change_sequence_window(&mut self, window: u64) {
+        self.queue_change(DccpOption::ChangeL(Feature::SequenceWindow(Some(window))));
+    }
+
     fn queue_change(&mut self, option: DccpOption) {
         let key = (option.kind(), option.feature().map(Feature::number));
         self.pending

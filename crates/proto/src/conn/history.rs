@@ -35,6 +35,11 @@ impl SendHistory {
         }
     }
 
+    /// Raises the capacity (it never shrinks).
+    pub(crate) fn grow_to(&mut self, capacity: usize) {
+        self.capacity = self.capacity.max(capacity);
+    }
+
     /// Records a packet; sequence numbers must increase.
     pub(crate) fn push(&mut self, record: SentRecord) {
         if self.records.len() >= self.capacity {

@@ -44,8 +44,10 @@ impl Connection {
                     // confirmed; the timer restarts when the Ack leaves.
                     if self.features.has_pending_changes() {
                         self.due.ack = true;
-                        self.feature_interval =
-                            (self.feature_interval * 2).min(self.config.max_retransmit_interval);
+                        self.feature_interval = self
+                            .feature_interval
+                            .saturating_mul(2)
+                            .min(self.config.max_retransmit_interval);
                     }
                 }
                 Timer::TimeWait => {
@@ -60,8 +62,10 @@ impl Connection {
     }
 
     fn backoff(&mut self) {
-        self.retransmit_interval =
-            (self.retransmit_interval * 2).min(self.config.max_retransmit_interval);
+        self.retransmit_interval = self
+            .retransmit_interval
+            .saturating_mul(2)
+            .min(self.config.max_retransmit_interval);
     }
 
     fn on_retransmit_timer(&mut self, now: Instant) {

@@ -37,9 +37,13 @@
 //! - Not implemented: Init Cookies, short sequence numbers (Allow Short
 //!   Seqnos is held at 0), partial checksum coverage (CsCov is 0), ECN, Data
 //!   Checksum, Timestamp options, Slow Receiver, Data Dropped and CCID 4's
-//!   Dropped Packets option (received ones are ignored), Sequence Window
-//!   changes after the handshake, and application data on Request and
-//!   Response (never sent, never delivered).
+//!   Dropped Packets option (received ones are ignored), shrinking the
+//!   Sequence Window, and application data on Request and Response (never
+//!   sent, never delivered).
+//! - The Sequence Window grows with the sending rate: an endpoint keeps it at
+//!   least four times the packets it sent in the last round trip and
+//!   announces each increase with Change L(Sequence Window) (RFC 4340 §7.5.2
+//!   leaves the sizing to the sender; the factor is a choice).
 //! - An Ack Vector is one option of at most 253 cells; older history is
 //!   forgotten once the sender has acknowledged an Ack that carried it
 //!   (RFC 4340 §11.4.2).

@@ -247,6 +247,9 @@ impl Connection {
         } else {
             self.nondata_run.saturating_add(1)
         };
+        if matches!(self.state, State::PartOpen | State::Open) {
+            self.size_sequence_window(now);
+        }
         if kind.ack().is_some() {
             self.last_ack_sent = self.seq.gsr();
         }

@@ -131,6 +131,16 @@ impl SequenceState {
         self.peer_window = window.max(1);
     }
 
+    /// Sets this endpoint's Sequence Window (W' of the acknowledgement window).
+    pub(crate) fn set_local_window(&mut self, window: u64) {
+        self.local_window = window.max(1);
+    }
+
+    /// This endpoint's Sequence Window in use.
+    pub(crate) fn local_window(&self) -> u64 {
+        self.local_window
+    }
+
     /// The peer's Sequence Window in use.
     pub(crate) fn peer_window(&self) -> u64 {
         self.peer_window

@@ -199,10 +199,15 @@ fn sync_and_syncack_recover_after_losing_more_packets_than_the_window() {
     let mut received_after_burst = 0usize;
     let end = pair.now() + Duration::from_secs(30);
     let dropped_view = Rc::clone(&dropped);
+    // A bounded amount of data: the link has no capacity limit, so an
+    // unbounded source would only measure slow start.
+    let mut queued = 0;
     pair.run_with(end, |p| {
         let now = p.now();
         if let Some(conn) = p.client.connection_mut(id) {
-            while conn.send_queue_len() < 4 && conn.send(now, &[1; 200]).is_ok() {}
+            while queued < 2_000 && conn.send_queue_len() < 4 && conn.send(now, &[1; 200]).is_ok() {
+                queued += 1;
+            }
         }
         if let Some(server) = p.server.connection_mut(server_id()) {
             let n = std::iter::from_fn(|| server.recv()).count();

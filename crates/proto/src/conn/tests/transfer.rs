@@ -294,3 +294,138 @@ fn ccid4_spaces_data_packets_by_at_least_10_ms() {
         );
     }
 }
+
+/// A configuration whose TFRC segment size matches `payload`.
+fn sized(ccid: Ccid, payload: usize) -> ConnectionConfig {
+    ConnectionConfig {
+        tfrc: TfrcConfig {
+            segment_size: payload,
+            ..TfrcConfig::default()
+        },
+        ..config(ccid, vec![ccid])
+    }
+}
+
+/// Both ends send up to `limit` datagrams of `payload` bytes; returns the
+/// pair, the ids each side received, and a check that each side received
+/// exactly what the link delivered to it.
+fn both_ways(
+    ccid: Ccid,
+    link: LinkConfig,
+    payload: usize,
+    limit: u32,
+    seconds: u64,
+) -> (Pair, ConnectionId) {
+    let (mut pair, id) = pair_with(sized(ccid, payload), sized(ccid, payload), link);
+    pair.record(true);
+    let (mut to_server, mut to_client) = (0u32, 0u32);
+    let (mut at_server, mut at_client) = (Vec::new(), Vec::new());
+    let fill = |n: u32| {
+        let mut data = vec![0u8; payload];
+        data[..4].copy_from_slice(&n.to_be_bytes());
+        data
+    };
+    pair.run_with(Instant::from_secs_f64(seconds as f64), |p| {
+        let now = p.now();
+        if let Some(conn) = p.client.connection_mut(id) {
+            while to_server < limit
+                && conn.send_queue_len() < 4
+                && conn.send(now, &fill(to_server)).is_ok()
+            {
+                to_server += 1;
+            }
+            at_client.extend(std::iter::from_fn(|| conn.recv()).map(|d| id_of(&d)));
+        }
+        if let Some(conn) = p.server.connection_mut(server_id()) {
+            while to_client < limit
+                && conn.send_queue_len() < 4
+                && conn.send(now, &fill(to_client)).is_ok()
+            {
+                to_client += 1;
+            }
+            at_server.extend(std::iter::from_fn(|| conn.recv()).map(|d| id_of(&d)));
+        }
+    });
+    assert_eq!(pair.stalls(), 0);
+    for (direction, received) in [
+        (Direction::ClientToServer, &at_server),
+        (Direction::ServerToClient, &at_client),
+    ] {
+        let mut delivered: Vec<(Instant, usize, u32)> = pair
+            .captured()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.direction == direction && is_data(c))
+            .filter_map(|(i, c)| c.arrives.map(|at| (at, i, id_of(parse(&c.bytes).payload))))
+            // Packets still on their way at the end are not compared.
+            .filter(|(at, ..)| *at <= pair.now())
+            .collect();
+        delivered.sort();
+        let delivered: Vec<u32> = delivered.into_iter().map(|(_, _, id)| id).collect();
+        if &delivered != received {
+            let first = delivered
+                .iter()
+                .zip(received.iter())
+                .position(|(a, b)| a != b);
+            panic!(
+                "{ccid} {direction:?}: delivered {} received {}, first difference at {first:?}: {:?} vs {:?}",
+                delivered.len(),
+                received.len(),
+                first.map(|i| &delivered[i.saturating_sub(2)..(i + 3).min(delivered.len())]),
+                first.map(|i| &received[i.saturating_sub(2)..(i + 3).min(received.len())]),
+            );
+        }
+        assert!(
+            received.len() > 100,
+            "{ccid} {direction:?}: {}",
+            received.len()
+        );
+    }
+    (pair, id)
+}
+
+#[test]
+fn both_directions_carry_data_and_feedback_at_once() {
+    for ccid in [Ccid::Tfrc, Ccid::Ccid2] {
+        let (pair, id) = both_ways(ccid, link(0.01, 0.02, 13), 500, 2_000, 10);
+        let client = pair.client.connection(id).unwrap().stats();
+        let server = pair.server.connection(server_id()).unwrap().stats();
+        assert!(
+            client.feedback_received > 10 && server.feedback_received > 10,
+            "{ccid}"
+        );
+        assert_eq!(
+            client.feedback_ignored + server.feedback_ignored,
+            0,
+            "{ccid}"
+        );
+    }
+}
+
+#[test]
+fn the_sequence_window_grows_with_the_packets_sent_per_round_trip() {
+    // A 400 ms round trip: TFRC soon sends far more than 100 packets per
+    // round trip, the default Sequence Window.
+    let slow = LinkConfig {
+        delay: Duration::from_millis(200),
+        ..link(0.0, 0.0, 17)
+    };
+    let (pair, id) = both_ways(Ccid::Tfrc, slow, 100, 3_000, 12);
+    let client = pair.client.connection(id).unwrap();
+    let server = pair.server.connection(server_id()).unwrap();
+    let grown = |n: crate::conn::SequenceNumbers| n.awl.distance(n.awh) + 1;
+    assert!(
+        grown(client.sequence_numbers()) > 100,
+        "the client's window grew"
+    );
+    assert!(
+        grown(server.sequence_numbers()) > 100,
+        "the server's window grew"
+    );
+    // Each side learnt the other's window (Change L(Sequence Window)).
+    let swh = server.sequence_numbers();
+    assert!(swh.gsr.unwrap().distance(swh.swh.unwrap()) > 75);
+    // Nothing was taken for invalid: every packet was inside the windows.
+    assert_eq!(client.stats().invalid_dropped, 0);
+    assert_eq!(server.stats().invalid_dropped, 0);
+}
