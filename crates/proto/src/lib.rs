@@ -11,6 +11,8 @@
 //! - [`cc`]: the rate controllers (TFRC, TFRC-SP, TCP-like) behind one
 //!   [`RateController`](cc::RateController) trait, the throughput equations and the
 //!   receiver loss history.
+//! - [`conn`]: DCCP connections (RFC 4340 §8) driving the CCIDs, an endpoint
+//!   that demultiplexes them (RFC 6773), and an in-memory pair for tests.
 
 #![forbid(unsafe_code)]
 

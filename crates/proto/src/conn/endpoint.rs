@@ -1,0 +1,349 @@
+//! Several DCCP connections sharing one UDP port pair (RFC 6773), told apart
+//! by their DCCP ports, and the LISTEN state (RFC 4340 §8.5 steps 2 and 3).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::config::ConnectionConfig;
+use super::connection::Connection;
+use super::event::{Event, Transmit};
+use super::input::no_connection_numbers;
+use crate::time::Instant;
+use crate::wire::dccp::{peek_ports, DccpRepr, PacketKind, PacketType, ResetCode};
+use crate::wire::options::Options;
+
+/// The most Resets an endpoint queues for packets without a connection;
+/// more are dropped (and counted), so a flood cannot grow memory.
+const MAX_PENDING_RESETS: usize = 64;
+
+/// A connection of an [`Endpoint`]: its DCCP port pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionId {
+    /// This endpoint's DCCP port.
+    pub local_port: u16,
+    /// The peer's DCCP port.
+    pub remote_port: u16,
+}
+
+/// The configuration of an [`Endpoint`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointConfig {
+    /// The configuration of every connection.
+    pub connection: ConnectionConfig,
+    /// Whether Requests for unknown port pairs open server connections
+    /// (LISTEN); otherwise they get Reset(Connection Refused).
+    pub listen: bool,
+    /// The most connections held (TIMEWAIT included); a Request beyond it
+    /// gets Reset(Too Busy). Default 64.
+    pub max_connections: usize,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            connection: ConnectionConfig::default(),
+            listen: false,
+            max_connections: 64,
+        }
+    }
+}
+
+/// Why an endpoint refused to open a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// A connection with these ports exists.
+    #[error("a connection with local port {} and remote port {} exists", .0.local_port, .0.remote_port)]
+    PortsInUse(ConnectionId),
+    /// The endpoint holds its maximum number of connections.
+    #[error("the endpoint holds its maximum of {max} connections")]
+    TooManyConnections {
+        /// The maximum.
+        max: usize,
+    },
+}
+
+/// What an endpoint did with packets no connection took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Datagrams too short to name DCCP ports, or that failed to parse.
+    pub malformed_dropped: u64,
+    /// Server connections created.
+    pub accepted: u64,
+    /// Requests refused (Service Code, options, negotiation, capacity, not
+    /// listening).
+    pub refused: u64,
+    /// Resets sent for packets without a connection.
+    pub resets_sent: u64,
+    /// Resets not sent because the queue was full.
+    pub resets_dropped: u64,
+}
+
+/// Connections demultiplexed by DCCP ports ([`peek_ports`]), as several DCCP
+/// connections share one UDP port pair in DCCP-UDP (RFC 6773).
+///
+/// The driver contract is a [`Connection`]'s: `handle_datagram` and
+/// `handle_timeout` in, then `poll_transmit`, `poll_event` and
+/// `poll_timeout` out. CLOSED connections whose events were read are
+/// removed.
+#[derive(Debug)]
+pub struct Endpoint {
+    config: EndpointConfig,
+    connections: BTreeMap<ConnectionId, Connection>,
+    resets: VecDeque<(Vec<u8>, Transmit)>,
+    /// The connection served last by `poll_transmit` (round robin).
+    last_served: Option<ConnectionId>,
+    stats: EndpointStats,
+}
+
+impl Endpoint {
+    /// An endpoint without connections.
+    pub fn new(config: EndpointConfig) -> Endpoint {
+        Endpoint {
+            config,
+            connections: BTreeMap::new(),
+            resets: VecDeque::new(),
+            last_served: None,
+            stats: EndpointStats::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EndpointConfig {
+        &self.config
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+
+    /// The connection `id`.
+    pub fn connection(&self, id: ConnectionId) -> Option<&Connection> {
+        self.connections.get(&id)
+    }
+
+    /// The connection `id`, for application commands.
+    pub fn connection_mut(&mut self, id: ConnectionId) -> Option<&mut Connection> {
+        self.connections.get_mut(&id)
+    }
+
+    /// The connections' identifiers.
+    pub fn connection_ids(&self) -> impl Iterator<Item = ConnectionId> + '_ {
+        self.connections.keys().copied()
+    }
+
+    /// The number of connections held.
+    pub fn len(&self) -> usize {
+        self.connections.len()
+    }
+
+    /// Whether the endpoint holds no connection.
+    pub fn is_empty(&self) -> bool {
+        self.connections.is_empty()
+    }
+
+    /// Opens a client connection (see [`Connection::connect`]).
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        local_port: u16,
+        remote_port: u16,
+        iss: u64,
+    ) -> Result<ConnectionId, EndpointError> {
+        self.remove_drained();
+        let id = ConnectionId {
+            local_port,
+            remote_port,
+        };
+        if self.connections.contains_key(&id) {
+            return Err(EndpointError::PortsInUse(id));
+        }
+        if self.connections.len() >= self.config.max_connections {
+            return Err(EndpointError::TooManyConnections {
+                max: self.config.max_connections,
+            });
+        }
+        let conn = Connection::connect(
+            self.config.connection.clone(),
+            now,
+            local_port,
+            remote_port,
+            iss,
+        );
+        self.connections.insert(id, conn);
+        Ok(id)
+    }
+
+    /// Processes one datagram: hands it to its connection, or applies RFC
+    /// 4340 §8.5 steps 2 and 3 when there is none. `iss` is used if the
+    /// datagram opens a server connection (the driver draws it from its
+    /// seeded generator, RFC 4340 §7.2). Returns the connection that took
+    /// the datagram.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        iss: u64,
+    ) -> Option<ConnectionId> {
+        self.remove_drained();
+        let Some((src, dst)) = peek_ports(bytes) else {
+            self.stats.malformed_dropped += 1;
+            return None;
+        };
+        let id = ConnectionId {
+            local_port: dst,
+            remote_port: src,
+        };
+        if let Some(conn) = self.connections.get_mut(&id) {
+            conn.handle_datagram(now, bytes);
+            return Some(id);
+        }
+        // Step 1 for a packet without a connection.
+        let context = self.config.connection.checksum.receive_context();
+        let Ok(packet) = DccpRepr::parse_bytes(bytes, &context) else {
+            self.stats.malformed_dropped += 1;
+            return None;
+        };
+        let packet_type = packet.kind.packet_type();
+        if packet_type == PacketType::Request {
+            if !self.config.listen {
+                // RFC 4340 §5.6: Connection Refused, "sent only in response to
+                // DCCP-Requests".
+                self.stats.refused += 1;
+                self.queue_reset(&packet, ResetCode::ConnectionRefused, [0; 3]);
+                return None;
+            }
+            if self.connections.len() >= self.config.max_connections {
+                self.stats.refused += 1;
+                self.queue_reset(&packet, ResetCode::TooBusy, [0; 3]);
+                return None;
+            }
+            // Step 3: "If P.type == Request ... Generate a new socket".
+            match Connection::accept(self.config.connection.clone(), now, bytes, iss) {
+                Ok(conn) => {
+                    self.stats.accepted += 1;
+                    self.connections.insert(id, conn);
+                    return Some(id);
+                }
+                Err(error) => {
+                    self.stats.refused += 1;
+                    if let Some((code, data)) = error.reset() {
+                        self.queue_reset(&packet, code, data);
+                    }
+                    return None;
+                }
+            }
+        }
+        // Steps 2 and 3: "Generate Reset(No Connection) unless P.type ==
+        // Reset; Drop packet and return".
+        if packet_type != PacketType::Reset {
+            self.queue_reset(&packet, ResetCode::NoConnection, [0; 3]);
+        }
+        None
+    }
+
+    /// Builds the Reset that answers `packet` without a connection.
+    fn queue_reset(&mut self, packet: &DccpRepr<'_>, code: ResetCode, data: [u8; 3]) {
+        if self.resets.len() >= MAX_PENDING_RESETS {
+            self.stats.resets_dropped += 1;
+            return;
+        }
+        let (seq, ack) = no_connection_numbers(packet);
+        let repr = DccpRepr {
+            src_port: packet.dst_port,
+            dst_port: packet.src_port,
+            ccval: 0,
+            checksum_coverage: 0,
+            short_seqno: false,
+            seq,
+            kind: PacketKind::Reset { ack, code, data },
+            options: Options::new(),
+            payload: &[],
+        };
+        let context = self.config.connection.checksum.send_context();
+        if let Ok(bytes) = repr.emit_to_vec(&context) {
+            let transmit = Transmit {
+                len: bytes.len(),
+                packet_type: PacketType::Reset,
+                seq,
+                ack: Some(ack),
+                payload_len: 0,
+            };
+            self.resets.push_back((bytes, transmit));
+        }
+    }
+
+    /// Acts on every connection's due timers.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for conn in self.connections.values_mut() {
+            if conn.poll_timeout().is_some_and(|at| at <= now) {
+                conn.handle_timeout(now);
+            }
+        }
+        self.remove_drained();
+    }
+
+    /// The next packet to send, from the endpoint's Resets first, then from
+    /// the connections in turn; with the connection it belongs to (`None`
+    /// for an endpoint Reset).
+    pub fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(Option<ConnectionId>, Transmit)> {
+        if let Some((bytes, transmit)) = self.resets.pop_front() {
+            buf.clear();
+            buf.extend_from_slice(&bytes);
+            self.stats.resets_sent += 1;
+            return Some((None, transmit));
+        }
+        let start = self.last_served;
+        let after = start.map_or_else(Vec::new, |s| {
+            self.connections
+                .range((std::ops::Bound::Excluded(s), std::ops::Bound::Unbounded))
+                .map(|(id, _)| *id)
+                .collect()
+        });
+        let order: Vec<ConnectionId> = after
+            .into_iter()
+            .chain(self.connections.keys().copied())
+            .collect();
+        for id in order {
+            if let Some(transmit) = self
+                .connections
+                .get_mut(&id)
+                .and_then(|conn| conn.poll_transmit(now, buf))
+            {
+                self.last_served = Some(id);
+                return Some((Some(id), transmit));
+            }
+        }
+        self.remove_drained();
+        None
+    }
+
+    /// The next event of any connection.
+    pub fn poll_event(&mut self) -> Option<(ConnectionId, Event)> {
+        let event = self
+            .connections
+            .iter_mut()
+            .find_map(|(id, conn)| conn.poll_event().map(|event| (*id, event)));
+        if event.is_none() {
+            self.remove_drained();
+        }
+        event
+    }
+
+    /// The earliest time a connection needs `handle_timeout`.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.connections
+            .values()
+            .filter_map(Connection::poll_timeout)
+            .min()
+    }
+
+    /// Drops CLOSED connections with nothing left to send or report.
+    fn remove_drained(&mut self) {
+        self.connections
+            .retain(|_, conn| !(conn.is_drained() && conn.events.is_empty()));
+    }
+}

@@ -1,0 +1,11 @@
+//! Connection tests over an in-memory pair of endpoints in virtual time
+//! ([`super::pair`]).
+
+mod attacks;
+mod close;
+mod endpoint;
+mod handshake;
+mod negotiation;
+mod robustness;
+mod support;
+mod transfer;
