@@ -12,8 +12,13 @@ use std::fs;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use fairstream_proto::capture::{PcapWriter, IPPROTO_DCCP};
+use fairstream_proto::conn::pair::{Direction, LinkConfig, Pair};
+use fairstream_proto::conn::{
+    Ccid, ChecksumMode, ConnectionConfig, ConnectionId, EndpointConfig, State,
+};
 use fairstream_proto::time::Instant;
 use fairstream_proto::wire::dccp::{
     ChecksumContext, DccpRepr, PacketKind, PseudoHeader, ResetCode, SeqNum,
@@ -309,8 +314,17 @@ fn rtp_over_dccp_plugin(dir: &Path) -> std::path::PathBuf {
     script
 }
 
+/// What a capture must show beyond clean dissection.
+#[derive(Clone, Copy)]
+struct Expect {
+    /// Some packet carries the CCID 3/4 options 192, 193 and 194.
+    ccid3_options: bool,
+    /// Some packet carries an Ack Vector (38 or 39).
+    ack_vectors: bool,
+}
+
 /// Runs tshark on `pcap` and checks every packet against `sent`.
-fn judge(tshark: &Path, pcap: &Path, sent: &[Sent]) {
+fn judge(tshark: &Path, pcap: &Path, sent: &[Sent], expect: Expect) {
     let plugin = rtp_over_dccp_plugin(pcap.parent().unwrap());
     let output = Command::new(tshark)
         .args(["-r", pcap.to_str().unwrap()])
@@ -372,6 +386,7 @@ fn judge(tshark: &Path, pcap: &Path, sent: &[Sent]) {
         "one dissected frame per packet:\n{stdout}"
     );
     let mut saw_ccid3_options = false;
+    let mut saw_ack_vector = false;
     let mut saw_h264 = 0;
     for (line, expected) in lines.iter().zip(sent) {
         let f: Vec<&str> = line.split('|').collect();
@@ -442,6 +457,9 @@ fn judge(tshark: &Path, pcap: &Path, sent: &[Sent]) {
         if ["192", "193", "194"].iter().all(|t| types.contains(t)) {
             saw_ccid3_options = true;
         }
+        if types.contains(&"38") || types.contains(&"39") {
+            saw_ack_vector = true;
+        }
         if matches!(expected.type_name, "Data" | "DataAck") {
             assert!(
                 !rtp_seq.is_empty(),
@@ -452,10 +470,15 @@ fn judge(tshark: &Path, pcap: &Path, sent: &[Sent]) {
             }
         }
     }
-    assert!(
-        saw_ccid3_options,
-        "no packet showed the CCID 3 options 192, 193 and 194:\n{stdout}"
-    );
+    if expect.ccid3_options {
+        assert!(
+            saw_ccid3_options,
+            "no packet showed the CCID 3 options 192, 193 and 194:\n{stdout}"
+        );
+    }
+    if expect.ack_vectors {
+        assert!(saw_ack_vector, "no packet showed an Ack Vector:\n{stdout}");
+    }
     assert!(saw_h264 > 0, "no Data packet dissected as H.264:\n{stdout}");
 }
 
@@ -469,5 +492,166 @@ fn scripted_session_dissects_cleanly() {
     fs::create_dir_all(&dir).unwrap();
     let pcap = dir.join("scripted.pcap");
     fs::write(&pcap, capture.writer.into_inner().unwrap()).unwrap();
-    judge(&tshark, &pcap, &capture.sent);
+    judge(
+        &tshark,
+        &pcap,
+        &capture.sent,
+        Expect {
+            ccid3_options: true,
+            ack_vectors: false,
+        },
+    );
+}
+
+/// The Wireshark name's type code of a packet we emitted.
+fn type_name(kind: &PacketKind) -> &'static str {
+    match kind {
+        PacketKind::Request { .. } => "Request",
+        PacketKind::Response { .. } => "Response",
+        PacketKind::Data => "Data",
+        PacketKind::Ack { .. } => "Ack",
+        PacketKind::DataAck { .. } => "DataAck",
+        PacketKind::CloseReq { .. } => "CloseReq",
+        PacketKind::Close { .. } => "Close",
+        PacketKind::Reset { .. } => "Reset",
+        PacketKind::Sync { .. } => "Sync",
+        PacketKind::SyncAck { .. } => "SyncAck",
+    }
+}
+
+/// RTP packets carrying H.264: an access unit delimiter and an IDR slice in
+/// FU-A fragments that fit `max_payload`, repeated `frames` times.
+fn rtp_h264_stream(frames: u16, max_payload: usize) -> Vec<Vec<u8>> {
+    let mut packets = Vec::new();
+    let mut sequence_number: u16 = 0;
+    for frame in 0..frames {
+        let idr: Vec<u8> = std::iter::once(0x65u8)
+            .chain((0..3000u32).map(|i| ((i + u32::from(frame)) % 251) as u8))
+            .collect();
+        let mut payloads = vec![vec![0x09u8, 0xf0]];
+        for fragment in Packetizer::new(&idr, max_payload - 12).unwrap() {
+            payloads.push(fragment.to_vec());
+        }
+        let count = payloads.len();
+        for (i, payload) in payloads.iter().enumerate() {
+            let rtp = RtpRepr {
+                marker: i + 1 == count,
+                payload_type: 96,
+                sequence_number,
+                timestamp: u32::from(frame) * 3000,
+                ssrc: 0x1234_5678,
+                csrcs: CsrcList::from_slice(&[]).unwrap(),
+                extension: None,
+                payload,
+                padding_len: 0,
+            };
+            let mut bytes = vec![0u8; rtp.buffer_len()];
+            rtp.emit(&mut bytes).unwrap();
+            packets.push(bytes);
+            sequence_number = sequence_number.wrapping_add(1);
+        }
+    }
+    packets
+}
+
+/// A real in-memory session through the connection code: handshake with CCID
+/// negotiation, RTP/H.264 over a link with 3 % loss (so CCID 3 feedback
+/// carries loss intervals), and an orderly close, captured and judged.
+fn in_memory_session(ccid: Ccid) -> (Vec<u8>, Vec<Sent>) {
+    let native = ChecksumMode::NativeV4 {
+        local: CLIENT,
+        remote: SERVER,
+    };
+    let config = |checksum| EndpointConfig {
+        connection: ConnectionConfig {
+            ccid,
+            checksum,
+            msl: Duration::from_millis(500),
+            ..ConnectionConfig::default()
+        },
+        ..EndpointConfig::default()
+    };
+    let link = LinkConfig {
+        delay: Duration::from_millis(20),
+        loss: 0.03,
+        seed: 7,
+        ..LinkConfig::default()
+    };
+    let mut pair = Pair::new(config(native), config(native.reversed()), link);
+    pair.record(true);
+    let id = pair.connect(CLIENT_PORT, SERVER_PORT).unwrap();
+    pair.run_until(Instant::from_millis(300));
+    let negotiated = pair.client.connection(id).and_then(|c| c.ccids());
+    assert_eq!(negotiated, Some((ccid, ccid)), "negotiated CCIDs");
+    let server_id = ConnectionId {
+        local_port: SERVER_PORT,
+        remote_port: CLIENT_PORT,
+    };
+    let max_payload = ConnectionConfig::default().max_payload();
+    let stream = rtp_h264_stream(40, max_payload);
+    let mut next = 0;
+    pair.run_with(Instant::from_millis(20_000), |p| {
+        let now = p.now();
+        if let Some(conn) = p.client.connection_mut(id) {
+            while next < stream.len()
+                && conn.state() == State::Open
+                && conn.send(now, &stream[next]).is_ok()
+            {
+                next += 1;
+            }
+        }
+        if let Some(conn) = p.server.connection_mut(server_id) {
+            while conn.recv().is_some() {}
+        }
+    });
+    assert_eq!(
+        next,
+        stream.len(),
+        "the whole stream was handed to the connection"
+    );
+    let now = pair.now();
+    pair.client.connection_mut(id).unwrap().close(now);
+    pair.run_until(now + Duration::from_secs(3));
+    let mut pcap = PcapWriter::new(Vec::new()).unwrap();
+    let mut sent = Vec::new();
+    for c in pair.captured() {
+        let (src, dst) = match c.direction {
+            Direction::ClientToServer => (CLIENT, SERVER),
+            Direction::ServerToClient => (SERVER, CLIENT),
+        };
+        let context = ChecksumContext::PseudoHeader(PseudoHeader::native_v4(src, dst));
+        let repr = DccpRepr::parse_bytes(&c.bytes, &context).unwrap();
+        sent.push(Sent {
+            type_name: type_name(&repr.kind),
+            seq: repr.seq.value(),
+            ack: repr.kind.ack().map(SeqNum::value),
+        });
+        pcap.write_ipv4(c.at, src, dst, IPPROTO_DCCP, &c.bytes)
+            .unwrap();
+    }
+    (pcap.into_inner().unwrap(), sent)
+}
+
+#[test]
+fn in_memory_sessions_dissect_cleanly() {
+    let Some(tshark) = fairstream_testkit::tool("tshark") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("fairstream-wireshark-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    for (ccid, name) in [
+        (Ccid::Tfrc, "ccid3"),
+        (Ccid::Ccid2, "ccid2"),
+        (Ccid::TfrcSp, "ccid4"),
+    ] {
+        let (bytes, sent) = in_memory_session(ccid);
+        assert!(sent.len() > 100, "{name}: only {} packets", sent.len());
+        let pcap = dir.join(format!("session-{name}.pcap"));
+        fs::write(&pcap, bytes).unwrap();
+        let expect = Expect {
+            ccid3_options: ccid != Ccid::Ccid2,
+            ack_vectors: ccid == Ccid::Ccid2,
+        };
+        judge(&tshark, &pcap, &sent, expect);
+    }
 }
