@@ -131,7 +131,7 @@ fn packet<'a>(
 /// (single NAL unit and FU-A), CCID 3 feedback, Sync/SyncAck, close.
 fn scripted_session() -> Capture {
     let mut cap = Capture::new();
-    let service = 0x5254_5020; // "RTP "
+    let service = fairstream_proto::conn::SERVICE_CODE_RTP; // "RTPV", RFC 5762
     let (c0, s0) = (0x0000_0000_1000_u64, 0x0000_7fff_0000_u64);
     let sn = |n| SeqNum::new(n);
     cap.push(

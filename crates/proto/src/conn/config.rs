@@ -151,10 +151,11 @@ pub const MIN_SEQUENCE_WINDOW: u64 = 32;
 pub const MAX_SEQUENCE_WINDOW: u64 = (1 << 46) - 1;
 /// RFC 4340 §7.5.2: the default Sequence Window, 100 packets.
 pub const DEFAULT_SEQUENCE_WINDOW: u64 = 100;
-/// The default Service Code, "RTP " (0x52545020), for RTP carried over DCCP.
-/// RFC 5762 defines Service Codes for RTP over DCCP; check which one a peer
-/// expects before relying on this one for interoperability.
-pub const SERVICE_CODE_RTP: u32 = 0x5254_5020;
+/// The default Service Code for RTP video carried over DCCP: "RTPV"
+/// (0x52545056). RFC 5762 registers one Service Code per kind of RTP stream
+/// ("RTPA" audio, "RTPV" video, "RTPT" text, "RTPO" other); fairstream carries
+/// video.
+pub const SERVICE_CODE_RTP: u32 = u32::from_be_bytes(*b"RTPV");
 /// RFC 4340 §8.1.2: Service Code 4294967295 is invalid.
 pub const INVALID_SERVICE_CODE: u32 = u32::MAX;
 /// The bytes of header and options a data packet may need besides the
@@ -173,7 +174,7 @@ pub struct ConnectionConfig {
     /// Default: 3, 2, 4. The server's list decides (RFC 4340 §6.3.1).
     pub accepted_ccids: Vec<Ccid>,
     /// The Service Code (RFC 4340 §8.1.2) a client asks for and a server
-    /// accepts. Default: "RTP " ([`SERVICE_CODE_RTP`]).
+    /// accepts. Default: "RTPV" ([`SERVICE_CODE_RTP`], RFC 5762).
     pub service_code: u32,
     /// This endpoint's Sequence Window feature (RFC 4340 §7.5.2), 32 ..
     /// 2^46 − 1; the peer validates this endpoint's sequence numbers with it.
