@@ -97,6 +97,11 @@ fn main() {
             let context = ChecksumContext::UdpEncapsulated;
             if let Ok(bytes) = repr.emit_to_vec(&context) {
                 write("dccp", &format!("{kind_name}-{set_name}"), &bytes);
+                // The connection target's framing: direction, length, bytes.
+                let mut framed = vec![0u8];
+                framed.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+                framed.extend_from_slice(&bytes);
+                write("dccp_connection", &format!("{kind_name}-{set_name}"), &framed);
             }
             write("dccp_options", &format!("{set_name}"), &list.to_bytes());
         }
