@@ -646,6 +646,7 @@ fn in_memory_sessions_dissect_cleanly() {
     ] {
         let (bytes, sent) = in_memory_session(ccid);
         assert!(sent.len() > 100, "{name}: only {} packets", sent.len());
+        eprintln!("{name}: {} packets judged by tshark", sent.len());
         let pcap = dir.join(format!("session-{name}.pcap"));
         fs::write(&pcap, bytes).unwrap();
         let expect = Expect {
