@@ -1,5 +1,13 @@
 //! # fairstream-sim
 //!
 //! A deterministic discrete-event network simulator that runs the real
-//! `fairstream-proto` code on real bytes (see `DESIGN.md`). It is built by the
-//! simulator issue and has no code yet.
+//! `fairstream-proto` code on real bytes (see `DESIGN.md`).
+//!
+//! Nothing here reads a clock or a global random number generator: time is
+//! virtual ([`fairstream_proto::time::Instant`]) and every random choice comes
+//! from [`rng::SimRng`], seeded by the scenario and split per element so that
+//! adding a flow does not perturb the others.
+//!
+//! - [`rng`]: the seeded generator and its per-element streams.
+
+pub mod rng;
