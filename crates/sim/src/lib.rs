@@ -8,6 +8,8 @@
 //! from [`rng::SimRng`], seeded by the scenario and split per element so that
 //! adding a flow does not perturb the others.
 //!
+//! - [`engine`]: the event queue, ordered by (time, insertion sequence).
 //! - [`rng`]: the seeded generator and its per-element streams.
 
+pub mod engine;
 pub mod rng;
