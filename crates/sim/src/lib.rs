@@ -10,6 +10,8 @@
 //!
 //! - [`engine`]: the event queue, ordered by (time, insertion sequence).
 //! - [`rng`]: the seeded generator and its per-element streams.
+//! - [`source`]: application traffic (saturating, CBR, on-off).
 
 pub mod engine;
 pub mod rng;
+pub mod source;
