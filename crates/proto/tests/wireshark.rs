@@ -74,20 +74,8 @@ impl Capture {
                 &bytes,
             )
             .unwrap();
-        let type_name = match repr.kind {
-            PacketKind::Request { .. } => "Request",
-            PacketKind::Response { .. } => "Response",
-            PacketKind::Data => "Data",
-            PacketKind::Ack { .. } => "Ack",
-            PacketKind::DataAck { .. } => "DataAck",
-            PacketKind::CloseReq { .. } => "CloseReq",
-            PacketKind::Close { .. } => "Close",
-            PacketKind::Reset { .. } => "Reset",
-            PacketKind::Sync { .. } => "Sync",
-            PacketKind::SyncAck { .. } => "SyncAck",
-        };
         self.sent.push(Sent {
-            type_name,
+            type_name: type_name(&repr.kind),
             seq: repr.seq.value(),
             ack: repr.kind.ack().map(SeqNum::value),
         });

@@ -91,7 +91,8 @@ impl Default for TcpEquation {
     }
 }
 
-fn check_p(p: f64) -> Result<(), EquationError> {
+/// Checks p ∈ (0, 1].
+pub(crate) fn check_p(p: f64) -> Result<(), EquationError> {
     if p > 0.0 && p <= 1.0 {
         Ok(())
     } else {
@@ -99,7 +100,8 @@ fn check_p(p: f64) -> Result<(), EquationError> {
     }
 }
 
-fn check_s_r(s: f64, rtt: Duration) -> Result<f64, EquationError> {
+/// Checks the packet size and the RTT; returns R in seconds.
+pub(crate) fn check_s_r(s: f64, rtt: Duration) -> Result<f64, EquationError> {
     if !(s > 0.0 && s.is_finite()) {
         return Err(EquationError::BadPacketSize(s));
     }

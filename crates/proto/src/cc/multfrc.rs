@@ -42,6 +42,7 @@
 
 use std::time::Duration;
 
+use crate::cc::equation::{check_p, check_s_r};
 use crate::cc::equation::{EquationError, P_MIN};
 use crate::units::Rate;
 
@@ -64,27 +65,6 @@ impl Default for MulTfrcEquation {
             rto_factor: 4.0,
         }
     }
-}
-
-/// Checks p ∈ (0, 1].
-fn check_p(p: f64) -> Result<(), EquationError> {
-    if p > 0.0 && p <= 1.0 {
-        Ok(())
-    } else {
-        Err(EquationError::LossRateOutOfRange(p))
-    }
-}
-
-/// Checks the packet size and the RTT; returns R in seconds.
-fn check_s_r(s: f64, rtt: Duration) -> Result<f64, EquationError> {
-    if !(s > 0.0 && s.is_finite()) {
-        return Err(EquationError::BadPacketSize(s));
-    }
-    let r = rtt.as_secs_f64();
-    if r <= 0.0 {
-        return Err(EquationError::ZeroRtt);
-    }
-    Ok(r)
 }
 
 /// Checks n > 0 and j ≥ 1 (a loss event loses at least one packet).
