@@ -482,8 +482,22 @@ impl LossIntervalHistory {
         }
         // "the receiver computes the weighted average I_mean of the loss
         // intervals I_1, ..., I_n" with weights w_(i-1)*DF_i.
-        let (i_tot, w_tot) = self
-            .intervals
+        let (i_tot, w_tot) = self.closed_sums(lengths, k);
+        let i_mean = i_tot / w_tot;
+        // "if (I_0 > 2 * I_mean) { DF = 2 * I_mean/I_0; if (DF < THRESHOLD)
+        // DF = THRESHOLD; } else DF = 1;"
+        if lengths[0] > 2.0 * i_mean {
+            (2.0 * i_mean / lengths[0]).max(DISCOUNT_THRESHOLD)
+        } else {
+            1.0
+        }
+    }
+
+    /// I_tot1 and W_tot1 (RFC 5348 §5.4): the weighted sum of the `k` closed
+    /// intervals I_1..I_k and of their weights, each with its §5.5 discount
+    /// factor DF_i (1 without discounting).
+    fn closed_sums(&self, lengths: &[f64], k: usize) -> (f64, f64) {
+        self.intervals
             .iter()
             .zip(lengths)
             .skip(1)
@@ -495,15 +509,7 @@ impl LossIntervalHistory {
                     let w = weight * interval.discount;
                     (i_tot + length * w, w_tot + w)
                 },
-            );
-        let i_mean = i_tot / w_tot;
-        // "if (I_0 > 2 * I_mean) { DF = 2 * I_mean/I_0; if (DF < THRESHOLD)
-        // DF = THRESHOLD; } else DF = 1;"
-        if lengths[0] > 2.0 * i_mean {
-            (2.0 * i_mean / lengths[0]).max(DISCOUNT_THRESHOLD)
-        } else {
-            1.0
-        }
+            )
     }
 
     /// The average loss interval I_mean (RFC 5348 §5.4, with §5.5 and
@@ -533,20 +539,7 @@ impl LossIntervalHistory {
                     (i_tot + length * w, w_tot + w)
                 },
             );
-        let (i_tot1, w_tot1) = self
-            .intervals
-            .iter()
-            .zip(&lengths)
-            .skip(1)
-            .zip(&self.weights)
-            .take(k)
-            .fold(
-                (0.0, 0.0),
-                |(i_tot, w_tot), ((interval, length), weight)| {
-                    let w = weight * interval.discount;
-                    (i_tot + length * w, w_tot + w)
-                },
-            );
+        let (i_tot1, w_tot1) = self.closed_sums(&lengths, k);
         let mean1 = i_tot1 / w_tot1;
         // RFC 4828 §3 (TFRC-SP): the open interval I_0 is taken into account
         // only once it is at least two round-trip times long; until then the
