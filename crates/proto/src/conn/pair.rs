@@ -306,25 +306,10 @@ impl Pair {
     /// forward is counted; after 10 000 of them in a row time is pushed on
     /// by a microsecond (and [`stalls`](Self::stalls) counts it).
     pub fn run_with(&mut self, until: Instant, mut hook: impl FnMut(&mut Pair)) {
-        let mut same = 0u32;
-        loop {
-            let before = self.now;
-            if !self.step(until) {
-                hook(self);
-                break;
-            }
-            hook(self);
-            if self.now == before {
-                same += 1;
-                if same > 10_000 {
-                    self.stalls += 1;
-                    self.now += Duration::from_micros(1);
-                    same = 0;
-                }
-            } else {
-                same = 0;
-            }
-        }
+        self.run_until_with(until, |pair| {
+            hook(pair);
+            false
+        });
     }
 
     /// Runs until `until`.
