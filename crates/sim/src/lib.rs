@@ -9,5 +9,9 @@
 //! adding a flow does not perturb the others.
 //!
 //! - [`rng`]: the seeded generator and its per-element streams.
+//! - [`loss`]: per-packet channel loss models (Bernoulli, Gilbert-Elliott).
+//! - [`trace`]: mahimahi capacity traces.
 
+pub mod loss;
 pub mod rng;
+pub mod trace;
