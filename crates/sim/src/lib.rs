@@ -9,9 +9,11 @@
 //! adding a flow does not perturb the others.
 //!
 //! - [`rng`]: the seeded generator and its per-element streams.
+//! - [`queue`]: drop-tail and RED queues.
 //! - [`loss`]: per-packet channel loss models (Bernoulli, Gilbert-Elliott).
 //! - [`trace`]: mahimahi capacity traces.
 
 pub mod loss;
+pub mod queue;
 pub mod rng;
 pub mod trace;
