@@ -11,8 +11,10 @@
 //! - [`rng`]: the seeded generator and its per-element streams.
 //! - [`queue`]: drop-tail and RED queues.
 //! - [`loss`]: per-packet channel loss models (Bernoulli, Gilbert-Elliott).
+//! - [`link`]: one direction of a link: queue, capacity, delay, channel loss.
 //! - [`trace`]: mahimahi capacity traces.
 
+pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod rng;
