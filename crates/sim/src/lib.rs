@@ -11,7 +11,15 @@
 //! - [`engine`]: the event queue, ordered by (time, insertion sequence).
 //! - [`rng`]: the seeded generator and its per-element streams.
 //! - [`source`]: application traffic (saturating, CBR, on-off).
+//! - [`queue`]: drop-tail and RED queues.
+//! - [`loss`]: per-packet channel loss models (Bernoulli, Gilbert-Elliott).
+//! - [`link`]: one direction of a link: queue, capacity, delay, channel loss.
+//! - [`trace`]: mahimahi capacity traces.
 
 pub mod engine;
+pub mod link;
+pub mod loss;
+pub mod queue;
 pub mod rng;
 pub mod source;
+pub mod trace;

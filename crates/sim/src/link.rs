@@ -1,0 +1,406 @@
+//! One direction of a link: a [`Queue`] in front of a transmitter of fixed or
+//! trace-driven capacity, a propagation delay and a per-packet channel
+//! [`LossModel`].
+//!
+//! The node shape follows neqo's `test-fixture/src/sim`: the driver hands
+//! packets in with [`LinkDirection::enqueue`], asks [`LinkDirection::next_event`]
+//! when the link next needs to run, and calls [`LinkDirection::process`] at (or
+//! after) that time to collect the packets that finished crossing, each with
+//! its arrival time at the far end. Nothing reads a clock; every random draw
+//! comes from the link's own [`SimRng`].
+//!
+//! Every packet offered is, at any moment, in exactly one of: delivered
+//! (returned by `process`), dropped by the queue, lost on the channel, or still
+//! in the link (queued, being serialised, or finished but not yet collected);
+//! [`LinkDirection::conservation`] checks it.
+
+use std::time::Duration;
+
+use fairstream_proto::time::Instant;
+use fairstream_proto::units::Rate;
+use thiserror::Error;
+
+use crate::loss::{LossConfig, LossError, LossModel};
+use crate::queue::{Drop, Queue, QueueConfig, QueueError, QueueStats, SimPacket};
+use crate::rng::SimRng;
+use crate::trace::{Trace, OPPORTUNITY_BYTES};
+
+/// How fast the link serialises packets.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    /// A constant rate: a packet of `b` wire bytes occupies the link for b / rate.
+    Fixed(Rate),
+    /// A mahimahi delivery-opportunity schedule, starting when the link is made.
+    Trace(Trace),
+}
+
+/// The description of one link direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkConfig {
+    /// The transmitter's capacity.
+    pub capacity: Capacity,
+    /// Propagation delay, added after serialisation.
+    pub delay: Duration,
+    /// Bytes added to each packet on the wire (e.g. 28 for IPv4 + UDP). They
+    /// cost serialisation time but not queue space.
+    pub overhead_bytes: u32,
+    /// The queue in front of the transmitter.
+    pub queue: QueueConfig,
+    /// Loss on the channel, judged when a packet finishes serialisation.
+    pub loss: LossConfig,
+}
+
+/// A link description that cannot work.
+#[derive(Debug, Error)]
+pub enum LinkError {
+    /// A fixed capacity must be positive and finite.
+    #[error("link rate must be positive and finite, got {0}")]
+    InvalidRate(Rate),
+    /// The queue description is invalid.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// The loss model description is invalid.
+    #[error(transparent)]
+    Loss(#[from] LossError),
+}
+
+/// A packet that crossed the link, and when it reaches the far end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery<P> {
+    /// The packet.
+    pub packet: P,
+    /// Arrival time: end of serialisation plus the propagation delay.
+    pub at: Instant,
+}
+
+/// What became of an offered packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EnqueueOutcome<P> {
+    /// The queue accepted it.
+    Queued,
+    /// The queue refused it; the packet comes back with the reason.
+    Dropped(Drop<P>),
+}
+
+/// What the link has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Packets offered to [`LinkDirection::enqueue`].
+    pub offered: u64,
+    /// Packets returned by [`LinkDirection::process`].
+    pub delivered: u64,
+    /// Packets the queue refused (full or RED).
+    pub queue_drops: u64,
+    /// Packets that finished serialisation but were lost on the channel.
+    pub channel_losses: u64,
+    /// Packets that finished serialisation (delivered or lost).
+    pub packets_sent: u64,
+    /// Wire bytes (size + overhead) of the packets that finished serialisation.
+    pub wire_bytes_sent: u64,
+    /// Time spent serialising those packets.
+    pub busy_time: Duration,
+}
+
+/// The packet accounting of a link at one moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conservation {
+    /// Packets offered.
+    pub offered: u64,
+    /// Packets delivered.
+    pub delivered: u64,
+    /// Packets dropped by the queue.
+    pub queue_drops: u64,
+    /// Packets lost on the channel.
+    pub channel_losses: u64,
+    /// Packets still inside: queued, being serialised, or awaiting collection.
+    pub in_link: u64,
+}
+
+impl Conservation {
+    /// Whether every offered packet is accounted for exactly once.
+    pub fn holds(&self) -> bool {
+        self.offered == self.delivered + self.queue_drops + self.channel_losses + self.in_link
+    }
+}
+
+/// The packet being serialised.
+#[derive(Clone, Debug)]
+struct InService<P> {
+    packet: P,
+    /// When its first byte went out.
+    started: Instant,
+    /// Fixed capacity: when its last byte goes out.
+    finish: Instant,
+    /// Trace capacity: wire bytes still to send.
+    remaining_bytes: u64,
+}
+
+/// One direction of a link. See the module documentation for the driver
+/// contract: `enqueue`, `next_event`, `process`.
+#[derive(Clone, Debug)]
+pub struct LinkDirection<P> {
+    capacity: Capacity,
+    delay: Duration,
+    overhead_bytes: u32,
+    queue: Queue<P>,
+    loss: LossModel,
+    queue_rng: SimRng,
+    loss_rng: SimRng,
+    /// When the link was made: the origin of a trace schedule.
+    start: Instant,
+    in_service: Option<InService<P>>,
+    /// Fixed capacity: start of the current busy period and the wire bytes
+    /// started in it, so that finish times are computed from the period's
+    /// start and rounding never accumulates.
+    busy_since: Instant,
+    busy_bytes: u64,
+    /// Trace capacity: index of the next unused opportunity.
+    next_opportunity: u64,
+    /// Finished, surviving packets not yet returned by `process`.
+    pending: Vec<Delivery<P>>,
+    /// The latest `now` the link has been given.
+    clock: Instant,
+    stats: LinkStats,
+}
+
+impl<P: SimPacket> LinkDirection<P> {
+    /// An idle link made at `now`, drawing its randomness from `rng` (give
+    /// each link its own stream, e.g. [`SimRng::for_element`]).
+    pub fn new(config: LinkConfig, mut rng: SimRng, now: Instant) -> Result<Self, LinkError> {
+        if let Capacity::Fixed(rate) = config.capacity {
+            let bytes_per_sec = rate.bytes_per_sec();
+            if !(bytes_per_sec > 0.0 && bytes_per_sec.is_finite()) {
+                return Err(LinkError::InvalidRate(rate));
+            }
+        }
+        // Separate streams, so that RED's draws never shift the channel's.
+        let queue_rng = SimRng::new(rng.next_u64());
+        let loss_rng = SimRng::new(rng.next_u64());
+        Ok(LinkDirection {
+            capacity: config.capacity,
+            delay: config.delay,
+            overhead_bytes: config.overhead_bytes,
+            queue: Queue::new(config.queue, now)?,
+            loss: config.loss.build()?,
+            queue_rng,
+            loss_rng,
+            start: now,
+            in_service: None,
+            busy_since: now,
+            busy_bytes: 0,
+            next_opportunity: 0,
+            pending: Vec::new(),
+            clock: now,
+            stats: LinkStats::default(),
+        })
+    }
+
+    /// Offers a packet arriving at `now`. Work due before `now` is done first,
+    /// so a packet never uses capacity from before its arrival.
+    pub fn enqueue(&mut self, now: Instant, packet: P) -> EnqueueOutcome<P> {
+        self.advance(now);
+        self.stats.offered += 1;
+        if let Err(drop) = self.queue.enqueue(now, packet, &mut self.queue_rng) {
+            self.stats.queue_drops += 1;
+            return EnqueueOutcome::Dropped(drop);
+        }
+        if matches!(self.capacity, Capacity::Fixed(_)) && self.in_service.is_none() {
+            // An idle fixed-rate transmitter starts a new busy period at once.
+            self.busy_since = now;
+            self.busy_bytes = 0;
+            self.start_fixed(now);
+        }
+        EnqueueOutcome::Queued
+    }
+
+    /// When the link next needs [`process`](Self::process): a transmission
+    /// finishing, the next trace opportunity while packets wait, or — when
+    /// an `enqueue` finished packets that `process` has not yet collected —
+    /// the latest time the link was given. Never earlier than that time;
+    /// `None` when idle.
+    pub fn next_event(&self) -> Option<Instant> {
+        let transmitter = match &self.capacity {
+            Capacity::Fixed(_) => self.in_service.as_ref().map(|s| s.finish),
+            Capacity::Trace(trace) => (self.in_service.is_some() || !self.queue.is_empty())
+                .then(|| self.start + trace.opportunity_offset(self.next_opportunity)),
+        };
+        if self.pending.is_empty() {
+            transmitter
+        } else {
+            Some(self.clock)
+        }
+    }
+
+    /// Runs the link up to `now` and returns the packets that finished
+    /// serialisation and survived the channel, in order, each with its arrival
+    /// time at the far end (which may be after `now`).
+    pub fn process(&mut self, now: Instant) -> Vec<Delivery<P>> {
+        self.advance(now);
+        self.stats.delivered += self.pending.len() as u64;
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Packets waiting in the queue (not counting the one being serialised).
+    pub fn queue_len_packets(&self) -> usize {
+        self.queue.len_packets()
+    }
+
+    /// Bytes waiting in the queue.
+    pub fn queue_len_bytes(&self) -> u64 {
+        self.queue.len_bytes()
+    }
+
+    /// The queue's own statistics (drops by reason, maximum length).
+    pub fn queue_stats(&self) -> QueueStats {
+        self.queue.stats()
+    }
+
+    /// What the link has done so far.
+    pub fn stats(&self) -> LinkStats {
+        self.stats
+    }
+
+    /// The packet accounting: [`Conservation::holds`] must always be true.
+    pub fn conservation(&self) -> Conservation {
+        let in_link = self.queue.len_packets() as u64
+            + u64::from(self.in_service.is_some())
+            + self.pending.len() as u64;
+        Conservation {
+            offered: self.stats.offered,
+            delivered: self.stats.delivered,
+            queue_drops: self.stats.queue_drops,
+            channel_losses: self.stats.channel_losses,
+            in_link,
+        }
+    }
+
+    /// The share of the capacity used from the link's creation to `now`:
+    /// bits sent / (rate × time) for a fixed rate; bytes sent / bytes offered
+    /// by the opportunities so far for a trace. 0 before any capacity existed.
+    pub fn utilisation(&self, now: Instant) -> f64 {
+        let elapsed = now.saturating_duration_since(self.start);
+        let capacity_bytes = match &self.capacity {
+            Capacity::Fixed(rate) => rate.bytes_per_sec() * elapsed.as_secs_f64(),
+            Capacity::Trace(trace) => {
+                trace.opportunities_through(elapsed) as f64 * f64::from(OPPORTUNITY_BYTES)
+            }
+        };
+        if capacity_bytes > 0.0 {
+            self.stats.wire_bytes_sent as f64 / capacity_bytes
+        } else {
+            0.0
+        }
+    }
+
+    fn wire_bytes(&self, packet: &P) -> u64 {
+        u64::from(packet.size_bytes()) + u64::from(self.overhead_bytes)
+    }
+
+    /// Does all the work due at or before `now`.
+    fn advance(&mut self, now: Instant) {
+        self.clock = self.clock.max(now);
+        match &self.capacity {
+            Capacity::Fixed(_) => self.advance_fixed(now),
+            Capacity::Trace(trace) => {
+                let trace = trace.clone();
+                self.advance_trace(&trace, now);
+            }
+        }
+    }
+
+    fn advance_fixed(&mut self, now: Instant) {
+        while let Some(service) = self.in_service.take_if(|s| s.finish <= now) {
+            let finish = service.finish;
+            self.complete(service, finish);
+            // Back to back: the next packet starts as this one ends.
+            self.start_fixed(finish);
+        }
+    }
+
+    /// Starts serialising the queue's head at `at`, within the current busy
+    /// period.
+    fn start_fixed(&mut self, at: Instant) {
+        let Capacity::Fixed(rate) = &self.capacity else {
+            return;
+        };
+        let bytes_per_sec = rate.bytes_per_sec();
+        let Some(packet) = self.queue.dequeue(at) else {
+            return;
+        };
+        self.busy_bytes += self.wire_bytes(&packet);
+        // Serialisation time = size / rate, measured from the busy period's
+        // start so that a saturated link runs at exactly its rate.
+        let nanos = (self.busy_bytes as f64 * 1e9 / bytes_per_sec).round();
+        let finish = self.busy_since + Duration::from_nanos(nanos as u64);
+        self.in_service = Some(InService {
+            packet,
+            started: at,
+            finish,
+            remaining_bytes: 0,
+        });
+    }
+
+    /// mahimahi's `LinkQueue::rationalize`: each opportunity due at or before
+    /// `now` drains up to 1504 bytes from the head of the queue; a packet may
+    /// span opportunities and several may finish in one; an opportunity that
+    /// finds nothing to send is wasted.
+    fn advance_trace(&mut self, trace: &Trace, now: Instant) {
+        loop {
+            if self.in_service.is_none() && self.queue.is_empty() {
+                // Idle: every opportunity up to now is wasted. Skip them
+                // arithmetically rather than one by one.
+                let through =
+                    trace.opportunities_through(now.saturating_duration_since(self.start));
+                self.next_opportunity = self.next_opportunity.max(through);
+                return;
+            }
+            let at = self.start + trace.opportunity_offset(self.next_opportunity);
+            if at > now {
+                return;
+            }
+            self.next_opportunity += 1;
+            let mut budget = u64::from(OPPORTUNITY_BYTES);
+            loop {
+                let mut service = match self.in_service.take() {
+                    Some(service) => service,
+                    None => match self.queue.dequeue(at) {
+                        Some(packet) => InService {
+                            remaining_bytes: self.wire_bytes(&packet),
+                            packet,
+                            started: at,
+                            finish: at,
+                        },
+                        // The rest of this opportunity is wasted.
+                        None => break,
+                    },
+                };
+                let sent = budget.min(service.remaining_bytes);
+                service.remaining_bytes -= sent;
+                budget -= sent;
+                if service.remaining_bytes == 0 {
+                    self.complete(service, at);
+                } else {
+                    self.in_service = Some(service);
+                }
+                if budget == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// A packet's last byte left at `finish`: judge it on the channel.
+    fn complete(&mut self, service: InService<P>, finish: Instant) {
+        self.stats.packets_sent += 1;
+        self.stats.wire_bytes_sent += self.wire_bytes(&service.packet);
+        self.stats.busy_time += finish.saturating_duration_since(service.started);
+        if self.loss.lose(&mut self.loss_rng) {
+            self.stats.channel_losses += 1;
+            return;
+        }
+        self.pending.push(Delivery {
+            packet: service.packet,
+            at: finish + self.delay,
+        });
+    }
+}
