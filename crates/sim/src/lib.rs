@@ -9,5 +9,7 @@
 //! adding a flow does not perturb the others.
 //!
 //! - [`rng`]: the seeded generator and its per-element streams.
+//! - [`scenario`]: scenario files (TOML), validated, with static routes.
 
 pub mod rng;
+pub mod scenario;
