@@ -57,12 +57,12 @@ pub enum ScenarioError {
     },
     /// The text is not valid TOML, or has an unknown key, a missing key or a
     /// value of the wrong type.
-    #[error("{location}: {key}: {message}")]
+    #[error("{location}: {}{message}", key.as_ref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
     Syntax {
         /// Where the problem is.
         location: Location,
-        /// The key concerned, as far as it can be told (`?` if not).
-        key: String,
+        /// The key concerned, as far as it can be told from the text.
+        key: Option<String>,
         /// The TOML parser's description.
         message: String,
     },
@@ -111,14 +111,19 @@ impl Source<'_> {
         }
     }
 
-    /// Converts a TOML deserialisation error, naming the key written before
-    /// the offending value when the parser's message does not.
+    /// Converts a TOML deserialisation error, naming the key (with its
+    /// table, e.g. `link[1].delya`) when the parser's message does not.
     pub(crate) fn syntax(&self, error: &toml::de::Error) -> ScenarioError {
         let start = error.span().map_or(0, |span| span.start);
-        let key = error
-            .span()
-            .and_then(|span| self.key_at(span))
-            .unwrap_or_else(|| "?".to_owned());
+        let key = error.span().and_then(|span| {
+            let table = self.table_at(span.start);
+            match (table, self.key_at(span)) {
+                (Some(table), Some(key)) => Some(format!("{table}.{key}")),
+                (None, Some(key)) => Some(key),
+                (Some(table), None) => Some(table),
+                (None, None) => None,
+            }
+        });
         ScenarioError::Syntax {
             location: Location::at(self.origin, self.text, start),
             key,
@@ -133,8 +138,8 @@ impl Source<'_> {
         let spanned = self.text.get(span.clone())?;
         if !spanned.is_empty() && spanned.chars().all(is_key_char) {
             let after = self.text.get(span.end..)?.trim_start();
-            if after.starts_with('=') {
-                return Some(format!("`{spanned}`"));
+            if after.starts_with('=') || after.starts_with(']') {
+                return Some(spanned.to_owned());
             }
         }
         let before = self.text.get(..span.start)?;
@@ -147,7 +152,40 @@ impl Source<'_> {
             .into_iter()
             .rev()
             .collect();
-        (!key.is_empty()).then(|| format!("`{key}`"))
+        (!key.is_empty()).then_some(key)
+    }
+
+    /// The table header governing byte `offset`, as a key path: `run` for
+    /// `[run]`, `link[2]` for the third `[[link]]`. A header counts if it
+    /// starts at or before `offset`, but not when `offset` is inside it (an
+    /// error about the header's own name belongs to the enclosing table).
+    /// Headers are recognised line by line, which is enough for messages.
+    fn table_at(&self, offset: usize) -> Option<String> {
+        let mut current: Option<String> = None;
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut line_start = 0;
+        for line in self.text.split_inclusive('\n') {
+            if line_start > offset || (line_start < offset && offset < line_start + line.len()) {
+                break;
+            }
+            let trimmed = line.trim();
+            if let Some(name) = trimmed
+                .strip_prefix("[[")
+                .and_then(|rest| rest.split("]]").next())
+            {
+                let name = name.trim();
+                let count = counts.entry(name).or_insert(0);
+                current = Some(format!("{name}[{count}]"));
+                *count += 1;
+            } else if let Some(name) = trimmed
+                .strip_prefix('[')
+                .and_then(|rest| rest.split(']').next())
+            {
+                current = Some(name.trim().to_owned());
+            }
+            line_start += line.len();
+        }
+        current
     }
 }
 
