@@ -443,3 +443,9 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn missing_run_table_is_named() {
+    assert_refused("", 1, &["missing field `run`"]);
+    assert_refused("[[node]]\nname = \"a\"\n", 1, &["missing field `run`"]);
+}
