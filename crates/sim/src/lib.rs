@@ -15,11 +15,13 @@
 //! - [`loss`]: per-packet channel loss models (Bernoulli, Gilbert-Elliott).
 //! - [`link`]: one direction of a link: queue, capacity, delay, channel loss.
 //! - [`trace`]: mahimahi capacity traces.
+//! - [`scenario`]: scenario files (TOML), validated, with static routes.
 
 pub mod engine;
 pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod rng;
+pub mod scenario;
 pub mod source;
 pub mod trace;

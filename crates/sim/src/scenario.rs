@@ -1,0 +1,382 @@
+//! Scenario files: the TOML description of a simulated network and its traffic.
+//!
+//! A scenario is parsed in two steps ("parse, don't validate"): the text is
+//! deserialised strictly (`deny_unknown_fields`) into raw structs that keep
+//! the source span of every value, and the raw structs are then checked and
+//! turned into a [`Scenario`] whose values carry their units in their types
+//! ([`Rate`], [`Duration`], [`Bytes`]). Every error names the file, the line
+//! and column, and the key ([`ScenarioError`]); bad input never panics and is
+//! never replaced by a default.
+//!
+//! ```toml
+//! [run]
+//! duration = "60s"          # required, with a unit
+//! seed = 1                  # optional, default 1
+//! [[node]]
+//! name = "a"
+//! [[node]]
+//! name = "b"
+//! [[link]]
+//! between = ["a", "b"]      # full duplex: each direction has its own queue
+//! rate = "5mbit"
+//! delay = "20ms"
+//! overhead = 28             # optional header bytes added to every packet
+//! queue = { kind = "droptail", packets = 50 }
+//! loss = { kind = "bernoulli", p = 0.02 }
+//! [[flow]]
+//! name = "video"
+//! from = "a"
+//! to = "b"
+//! start = "0s"              # optional
+//! transport = { cc = "tfrc" }
+//! ```
+//!
+//! Knobs with defaults (each a documented constant, used only when the key is
+//! absent): [`DEFAULT_SEED`], [`DEFAULT_OVERHEAD`], [`DEFAULT_QUEUE_PACKETS`],
+//! [`DEFAULT_PACKET_SIZE`], [`DEFAULT_RED_WEIGHT`], and the RED and TCP
+//! defaults documented on [`QueueConfig::Red`] and [`Transport::TcpNewReno`].
+//!
+//! Routing is static: [`Scenario::route`] gives the shortest path by hop count
+//! between the endpoints of every flow (see [`Hop`]).
+
+mod error;
+mod fields;
+mod raw;
+mod routing;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fairstream_proto::units::{Bytes, Rate};
+
+pub use error::{Location, ScenarioError};
+
+/// The seed used when `[run]` has no `seed` key.
+pub const DEFAULT_SEED: u64 = 1;
+/// Header bytes added to every packet on a link when `overhead` is absent:
+/// 20 bytes of IPv4 header plus 8 bytes of UDP header (DCCP runs over UDP,
+/// RFC 6773). The link's serialisation time counts these bytes.
+pub const DEFAULT_OVERHEAD: Bytes = Bytes(28);
+/// The capacity of the drop-tail queue used when a link has no `queue` key,
+/// in packets. A starting point, not a recommendation: experiments about
+/// buffering should set `queue` explicitly.
+pub const DEFAULT_QUEUE_PACKETS: u64 = 100;
+/// Packet (payload) size in bytes when a flow's transport has no
+/// `packet_size` or `mss` key: 1460 bytes, a full Ethernet TCP segment, so
+/// that TCP and TFRC compete with equal packet sizes (RFC 5348 §4.3 assumes
+/// TFRC uses the same segment size as competing TCP).
+pub const DEFAULT_PACKET_SIZE: Bytes = Bytes(1460);
+/// RED's averaging weight `w_q` when `weight` is absent (Floyd and Jacobson
+/// 1993 recommend 0.002, ns-2's `q_weight_` default).
+pub const DEFAULT_RED_WEIGHT: f64 = 0.002;
+/// The largest packet size accepted: the largest UDP payload over IPv4.
+pub const MAX_PACKET_SIZE: Bytes = Bytes(65_507);
+
+/// A validated scenario: the network, its traffic and the routes between the
+/// endpoints of every flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    origin: String,
+    run: RunConfig,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    flows: Vec<Flow>,
+    routes: BTreeMap<(NodeId, NodeId), Vec<Hop>>,
+}
+
+/// The `[run]` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Simulated time to run; never zero.
+    pub duration: Duration,
+    /// The seed of every random choice in the run.
+    pub seed: u64,
+}
+
+/// The index of a node in [`Scenario::nodes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub usize);
+
+/// The index of a link in [`Scenario::links`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkId(pub usize);
+
+/// A `[[node]]`: a host or router.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// The node's unique, non-empty name.
+    pub name: String,
+}
+
+/// A `[[link]]`: a full-duplex link between two distinct nodes. Each
+/// direction has its own queue, configured identically.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// The two ends, as written in `between`. [`Direction::Forward`] ("up")
+    /// carries packets from `between[0]` to `between[1]`.
+    pub between: [NodeId; 2],
+    /// How fast packets leave the queue.
+    pub capacity: Capacity,
+    /// One-way propagation delay (zero is allowed).
+    pub delay: Duration,
+    /// Header bytes added to every packet (see [`DEFAULT_OVERHEAD`]).
+    pub overhead: Bytes,
+    /// The queue in front of each direction.
+    pub queue: QueueConfig,
+    /// Random loss on the channel, after the queue.
+    pub loss: LossModel,
+}
+
+/// How fast a link direction drains its queue.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    /// A fixed rate (`rate = "5mbit"`), never zero.
+    Fixed(Rate),
+    /// Mahimahi capacity traces (`loss = { kind = "trace", up, down }`), one
+    /// per direction; the link then has no `rate` key. Paths are resolved
+    /// relative to the scenario file's directory.
+    Trace {
+        /// The trace for [`Direction::Forward`] (`between[0]` → `between[1]`).
+        up: PathBuf,
+        /// The trace for [`Direction::Reverse`] (`between[1]` → `between[0]`).
+        down: PathBuf,
+    },
+}
+
+/// A link's queue discipline (`queue = { kind = ... }`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueConfig {
+    /// Drop-tail limited to a number of packets
+    /// (`{ kind = "droptail", packets = N }`; the default, with
+    /// [`DEFAULT_QUEUE_PACKETS`]).
+    DropTailPackets(u64),
+    /// Drop-tail limited to a number of bytes (`{ kind = "droptail", bytes = N }`).
+    DropTailBytes(Bytes),
+    /// Random Early Detection (Floyd and Jacobson 1993), thresholds in packets.
+    Red(RedConfig),
+}
+
+/// Parameters of a RED queue (`{ kind = "red", min_th, max_th, max_p, weight?,
+/// limit_packets?, gentle? }`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedConfig {
+    /// Average queue length (packets) below which nothing is dropped.
+    pub min_th: f64,
+    /// Average queue length (packets) at which the drop probability reaches
+    /// `max_p`; greater than `min_th`.
+    pub max_th: f64,
+    /// Drop probability at `max_th`, in (0, 1].
+    pub max_p: f64,
+    /// Averaging weight `w_q`, in (0, 1]; default [`DEFAULT_RED_WEIGHT`].
+    pub weight: f64,
+    /// Hard limit of the queue in packets; default `max(100, ceil(2 * max_th))`
+    /// so that gentle RED's ramp to `2 * max_th` fits.
+    pub limit_packets: u64,
+    /// Gentle RED: the drop probability rises from `max_p` to 1 between
+    /// `max_th` and `2 * max_th` instead of jumping to 1 (Floyd 2000);
+    /// default `true`, as in ns-2.
+    pub gentle: bool,
+}
+
+/// Random loss on a link's channel (`loss = { kind = ... }`), applied to each
+/// direction independently.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LossModel {
+    /// No random loss (the link has no `loss` key, or a capacity trace).
+    None,
+    /// Each packet lost independently with probability `p`.
+    Bernoulli {
+        /// Loss probability, in [0, 1].
+        p: f64,
+    },
+    /// A per-packet two-state Markov chain with a loss probability in each
+    /// state (paper 000 §3.4).
+    GilbertElliott {
+        /// Probability of staying in the good state, in [0, 1].
+        p_good_good: f64,
+        /// Probability of staying in the bad state, in [0, 1].
+        p_bad_bad: f64,
+        /// Loss probability in the good state, in [0, 1].
+        loss_good: f64,
+        /// Loss probability in the bad state, in [0, 1].
+        loss_bad: f64,
+    },
+}
+
+/// A `[[flow]]`: one transport connection from `from` to `to`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flow {
+    /// The flow's unique, non-empty name.
+    pub name: String,
+    /// The sending node.
+    pub from: NodeId,
+    /// The receiving node (distinct from `from` and reachable from it).
+    pub to: NodeId,
+    /// When the flow starts (default zero).
+    pub start: Duration,
+    /// When the flow stops, after `start`; `None` runs to the end.
+    pub stop: Option<Duration>,
+    /// The transport and its congestion control.
+    pub transport: Transport,
+}
+
+/// A flow's transport (`transport = { cc = ... }`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Transport {
+    /// DCCP with CCID 3, TFRC (RFC 4342, RFC 5348), saturating source.
+    Tfrc {
+        /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
+        packet_size: Bytes,
+    },
+    /// DCCP with CCID 4, TFRC for small packets (RFC 5622, RFC 4828).
+    TfrcSp {
+        /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
+        packet_size: Bytes,
+    },
+    /// DCCP with CCID 2, TCP-like congestion control (RFC 4341).
+    Ccid2 {
+        /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
+        packet_size: Bytes,
+    },
+    /// A TCP NewReno bulk transfer (RFC 6582).
+    TcpNewReno {
+        /// Delayed acknowledgements (RFC 5681 §4.2); default `false`, as
+        /// ns-2's `Agent/TCPSink`.
+        delayed_ack: bool,
+        /// Selective acknowledgements (RFC 2018); default `false`.
+        sack: bool,
+        /// Maximum segment size (default [`DEFAULT_PACKET_SIZE`]).
+        mss: Bytes,
+    },
+    /// Constant bit rate over UDP.
+    Cbr {
+        /// Sending rate (payload), never zero.
+        rate: Rate,
+        /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
+        packet_size: Bytes,
+    },
+    /// On-off source over UDP: constant `rate` while on; on and off periods
+    /// exponentially distributed with the given means.
+    OnOff {
+        /// Sending rate while on, never zero.
+        rate: Rate,
+        /// Mean on time, never zero.
+        on: Duration,
+        /// Mean off time, never zero.
+        off: Duration,
+        /// Payload bytes per packet (required).
+        packet_size: Bytes,
+    },
+}
+
+impl Transport {
+    /// The `cc` name as written in scenario files (`"tfrc"`, `"tcp-newreno"`…).
+    pub fn cc_name(&self) -> &'static str {
+        match self {
+            Transport::Tfrc { .. } => "tfrc",
+            Transport::TfrcSp { .. } => "tfrc-sp",
+            Transport::Ccid2 { .. } => "ccid2",
+            Transport::TcpNewReno { .. } => "tcp-newreno",
+            Transport::Cbr { .. } => "cbr",
+            Transport::OnOff { .. } => "onoff",
+        }
+    }
+}
+
+/// Which way a packet crosses a full-duplex link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    /// From `between[0]` to `between[1]` (the "up" trace).
+    Forward,
+    /// From `between[1]` to `between[0]` (the "down" trace).
+    Reverse,
+}
+
+/// One step of a route: a link and the direction it is crossed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hop {
+    /// The link crossed.
+    pub link: LinkId,
+    /// The direction it is crossed in.
+    pub direction: Direction,
+}
+
+impl Scenario {
+    /// Reads and validates the scenario file at `path`. Trace paths are
+    /// resolved relative to the file's directory.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Scenario::from_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates scenario `text`. `origin` names it in error
+    /// messages; it is taken as the file's path, so relative trace paths are
+    /// resolved against its directory.
+    #[allow(clippy::should_implement_trait)] // needs the origin, unlike FromStr
+    pub fn from_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        validate::parse(text, origin)
+    }
+
+    /// The same scenario with another seed (the `--seed` override).
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Scenario {
+        self.run.seed = seed;
+        self
+    }
+
+    /// The same scenario with another duration (the `--duration` override);
+    /// refuses a zero duration.
+    pub fn with_duration(mut self, duration: Duration) -> Result<Scenario, ScenarioError> {
+        if duration.is_zero() {
+            return Err(ScenarioError::Override {
+                what: "duration",
+                reason: "must be greater than zero",
+            });
+        }
+        self.run.duration = duration;
+        Ok(self)
+    }
+
+    /// The name errors were reported under (usually the file's path).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The `[run]` settings.
+    pub fn run(&self) -> &RunConfig {
+        &self.run
+    }
+
+    /// The nodes, indexed by [`NodeId`].
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The links, indexed by [`LinkId`], in file order.
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// The flows, in file order.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// The node called `name`.
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes.iter().position(|n| n.name == name).map(NodeId)
+    }
+
+    /// The path from `from` to `to`: a shortest path by hop count, ties
+    /// broken by link order. Computed for both directions of every flow;
+    /// `None` for pairs no flow uses.
+    pub fn route(&self, from: NodeId, to: NodeId) -> Option<&[Hop]> {
+        self.routes.get(&(from, to)).map(Vec::as_slice)
+    }
+}

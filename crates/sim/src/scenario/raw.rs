@@ -1,0 +1,66 @@
+//! The scenario file as written: strict serde structs that keep the source
+//! span of every value, checked and typed by `validate`.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A table whose keys depend on its `kind` or `cc` (queue, loss, transport);
+/// checked key by key in `fields`.
+pub(crate) type RawTable = BTreeMap<String, Spanned<toml::Value>>;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawScenario {
+    pub(crate) run: Spanned<RawRun>,
+    #[serde(default)]
+    pub(crate) node: Vec<Spanned<RawNode>>,
+    #[serde(default)]
+    pub(crate) link: Vec<Spanned<RawLink>>,
+    #[serde(default)]
+    pub(crate) flow: Vec<Spanned<RawFlow>>,
+}
+
+/// `[run]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRun {
+    pub(crate) duration: Spanned<String>,
+    pub(crate) seed: Option<Spanned<u64>>,
+}
+
+/// `[[node]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawNode {
+    pub(crate) name: Spanned<String>,
+}
+
+/// `[[link]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLink {
+    pub(crate) between: Spanned<Vec<Spanned<String>>>,
+    pub(crate) rate: Option<Spanned<String>>,
+    pub(crate) delay: Spanned<String>,
+    pub(crate) overhead: Option<Spanned<toml::Value>>,
+    pub(crate) queue: Option<Spanned<RawTable>>,
+    pub(crate) loss: Option<Spanned<RawTable>>,
+}
+
+/// `[[flow]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFlow {
+    pub(crate) name: Spanned<String>,
+    pub(crate) from: Spanned<String>,
+    pub(crate) to: Spanned<String>,
+    pub(crate) start: Option<Spanned<String>>,
+    pub(crate) stop: Option<Spanned<String>>,
+    pub(crate) transport: Spanned<RawTable>,
+    /// Media sources arrive with the video issue; accepted here only to
+    /// refuse them with a "not supported yet" message.
+    pub(crate) media: Option<Spanned<toml::Value>>,
+}

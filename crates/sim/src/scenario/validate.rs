@@ -1,0 +1,564 @@
+//! Turns the raw file into a [`Scenario`]: units parsed, names resolved,
+//! every rule checked, routes computed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::error::{ScenarioError, Source};
+use super::fields::{bytes_at, duration_at, rate_at, Fields};
+use super::raw::{RawFlow, RawLink, RawScenario};
+use super::routing::shortest_path;
+use super::{
+    Capacity, Flow, Link, LossModel, Node, NodeId, QueueConfig, RedConfig, RunConfig, Scenario,
+    Transport, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT,
+    DEFAULT_SEED,
+};
+
+/// Transport keys of multi-connection flows (a later issue).
+const FUTURE_TRANSPORT_KEYS: &[&str] = &["conns", "controller", "policy", "start_offset"];
+
+/// Parses and validates a whole scenario.
+pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    let source = Source { origin, text };
+    let raw: RawScenario = toml::from_str(text).map_err(|e| source.syntax(&e))?;
+    let base_dir = Path::new(origin)
+        .parent()
+        .map_or_else(PathBuf::new, Path::to_path_buf);
+
+    let run_raw = raw.run.get_ref();
+    let duration = duration_at(
+        source,
+        run_raw.duration.get_ref(),
+        run_raw.duration.span(),
+        "run.duration",
+        false,
+    )?;
+    let run = RunConfig {
+        duration,
+        seed: run_raw
+            .seed
+            .as_ref()
+            .map_or(DEFAULT_SEED, |seed| *seed.get_ref()),
+    };
+
+    let mut nodes: Vec<Node> = Vec::with_capacity(raw.node.len());
+    for (index, node) in raw.node.iter().enumerate() {
+        let name = &node.get_ref().name;
+        let key = format!("node[{index}].name");
+        if name.get_ref().trim().is_empty() {
+            return Err(source.invalid(name.span(), key, "node name must not be empty"));
+        }
+        if nodes.iter().any(|n| n.name == *name.get_ref()) {
+            return Err(source.invalid(
+                name.span(),
+                key,
+                format!("duplicate node name \"{}\"", name.get_ref()),
+            ));
+        }
+        nodes.push(Node {
+            name: name.get_ref().clone(),
+        });
+    }
+    let resolve = |name: &Spanned<String>, key: String| -> Result<NodeId, ScenarioError> {
+        nodes
+            .iter()
+            .position(|n| n.name == *name.get_ref())
+            .map(NodeId)
+            .ok_or_else(|| {
+                let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+                source.invalid(
+                    name.span(),
+                    key,
+                    format!(
+                        "unknown node \"{}\" (declared nodes: {})",
+                        name.get_ref(),
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                )
+            })
+    };
+
+    let mut links: Vec<Link> = Vec::with_capacity(raw.link.len());
+    let mut pairs: BTreeMap<(NodeId, NodeId), usize> = BTreeMap::new();
+    for (index, link) in raw.link.iter().enumerate() {
+        let link = link_from_raw(source, &base_dir, index, link.get_ref(), &resolve)?;
+        let [a, b] = link.between;
+        let pair = (a.min(b), a.max(b));
+        if let Some(first) = pairs.insert(pair, index) {
+            let between = &raw.link[index].get_ref().between;
+            return Err(source.invalid(
+                between.span(),
+                format!("link[{index}].between"),
+                format!(
+                    "a link between \"{}\" and \"{}\" is already declared as link[{first}]",
+                    nodes[a.0].name, nodes[b.0].name
+                ),
+            ));
+        }
+        links.push(link);
+    }
+
+    let mut flows: Vec<Flow> = Vec::with_capacity(raw.flow.len());
+    let mut routes = BTreeMap::new();
+    for (index, flow_raw) in raw.flow.iter().enumerate() {
+        let flow = flow_from_raw(source, index, flow_raw.get_ref(), run.duration, &resolve)?;
+        if flows.iter().any(|f| f.name == flow.name) {
+            let name = &flow_raw.get_ref().name;
+            return Err(source.invalid(
+                name.span(),
+                format!("flow[{index}].name"),
+                format!("duplicate flow name \"{}\"", flow.name),
+            ));
+        }
+        for (from, to) in [(flow.from, flow.to), (flow.to, flow.from)] {
+            if routes.contains_key(&(from, to)) {
+                continue;
+            }
+            let path = shortest_path(nodes.len(), &links, from, to).ok_or_else(|| {
+                let to_raw = &flow_raw.get_ref().to;
+                source.invalid(
+                    to_raw.span(),
+                    format!("flow[{index}].to"),
+                    format!(
+                        "flow \"{}\": no path of links between \"{}\" and \"{}\"",
+                        flow.name, nodes[flow.from.0].name, nodes[flow.to.0].name
+                    ),
+                )
+            })?;
+            routes.insert((from, to), path);
+        }
+        flows.push(flow);
+    }
+
+    Ok(Scenario {
+        origin: origin.to_owned(),
+        run,
+        nodes,
+        links,
+        flows,
+        routes,
+    })
+}
+
+/// Validates one `[[link]]`.
+fn link_from_raw(
+    source: Source<'_>,
+    base_dir: &Path,
+    index: usize,
+    raw: &RawLink,
+    resolve: &impl Fn(&Spanned<String>, String) -> Result<NodeId, ScenarioError>,
+) -> Result<Link, ScenarioError> {
+    let path = format!("link[{index}]");
+    let between_key = format!("{path}.between");
+    let [first, second] = raw.between.get_ref().as_slice() else {
+        return Err(source.invalid(
+            raw.between.span(),
+            between_key,
+            format!(
+                "expected exactly two node names, found {}",
+                raw.between.get_ref().len()
+            ),
+        ));
+    };
+    let a = resolve(first, format!("{between_key}[0]"))?;
+    let b = resolve(second, format!("{between_key}[1]"))?;
+    if a == b {
+        return Err(source.invalid(
+            raw.between.span(),
+            between_key,
+            format!("a link from \"{}\" to itself", first.get_ref()),
+        ));
+    }
+    // Name the link by its ends too, so the message is useful without
+    // counting `[[link]]` headers.
+    let path = format!("{path} ({}–{})", first.get_ref(), second.get_ref());
+
+    let delay = duration_at(
+        source,
+        raw.delay.get_ref(),
+        raw.delay.span(),
+        &format!("{path}.delay"),
+        true,
+    )?;
+    let overhead = raw
+        .overhead
+        .as_ref()
+        .map(|value| bytes_at(source, value, &format!("{path}.overhead")))
+        .transpose()?
+        .unwrap_or(DEFAULT_OVERHEAD);
+    let queue = match &raw.queue {
+        Some(table) => queue_from_raw(Fields::new(source, format!("{path}.queue"), table))?,
+        None => QueueConfig::DropTailPackets(DEFAULT_QUEUE_PACKETS),
+    };
+    let (loss, trace) = match &raw.loss {
+        Some(table) => loss_from_raw(Fields::new(source, format!("{path}.loss"), table), base_dir)?,
+        None => (LossModel::None, None),
+    };
+    let capacity = match (trace, &raw.rate) {
+        (Some((up, down)), None) => Capacity::Trace { up, down },
+        (Some(_), Some(rate)) => {
+            return Err(source.invalid(
+                rate.span(),
+                format!("{path}.rate"),
+                "a link with a capacity trace (loss kind \"trace\") takes its rate from the \
+                 trace; remove `rate`",
+            ))
+        }
+        (None, Some(rate)) => Capacity::Fixed(rate_at(
+            source,
+            rate.get_ref(),
+            rate.span(),
+            &format!("{path}.rate"),
+        )?),
+        (None, None) => {
+            return Err(source.invalid(
+                raw.between.span(),
+                format!("{path}.rate"),
+                "missing required key `rate` (e.g. rate = \"5mbit\")",
+            ))
+        }
+    };
+    Ok(Link {
+        between: [a, b],
+        capacity,
+        delay,
+        overhead,
+        queue,
+        loss,
+    })
+}
+
+/// Validates `queue = { kind = ... }`.
+fn queue_from_raw(mut fields: Fields<'_>) -> Result<QueueConfig, ScenarioError> {
+    let kind = fields.string("kind")?.ok_or_else(|| {
+        fields.error(
+            "kind",
+            "missing required key `kind` (\"droptail\" or \"red\")",
+        )
+    })?;
+    let queue = match kind {
+        "droptail" => {
+            let packets = fields.optional("packets");
+            let bytes = fields.bytes("bytes")?;
+            match (packets, bytes) {
+                (Some(_), Some(_)) => {
+                    return Err(fields.error("bytes", "give either `packets` or `bytes`, not both"))
+                }
+                (Some(value), None) => match value.get_ref() {
+                    toml::Value::Integer(n) if *n > 0 => {
+                        QueueConfig::DropTailPackets(n.unsigned_abs())
+                    }
+                    _ => {
+                        return Err(fields.error(
+                            "packets",
+                            "expected a whole number of packets greater than zero",
+                        ))
+                    }
+                },
+                (None, Some(bytes)) if bytes.0 > 0 => QueueConfig::DropTailBytes(bytes),
+                (None, Some(_)) => {
+                    return Err(fields.error("bytes", "queue size must be greater than zero"))
+                }
+                (None, None) => {
+                    return Err(fields.error(
+                        "packets",
+                        "a droptail queue needs `packets` or `bytes` (e.g. packets = 50)",
+                    ))
+                }
+            }
+        }
+        "red" => QueueConfig::Red(red_from_raw(&mut fields)?),
+        other => {
+            return Err(fields.error(
+                "kind",
+                format!("unknown queue kind \"{other}\" (expected \"droptail\" or \"red\")"),
+            ))
+        }
+    };
+    let what = format!("queue kind \"{kind}\"");
+    fields.finish(&what)?;
+    Ok(queue)
+}
+
+/// Validates the keys of a RED queue.
+fn red_from_raw(fields: &mut Fields<'_>) -> Result<RedConfig, ScenarioError> {
+    let min_th = fields.required_number("min_th")?;
+    let max_th = fields.required_number("max_th")?;
+    let max_p = fields.required_number("max_p")?;
+    let weight = fields.number("weight")?.unwrap_or(DEFAULT_RED_WEIGHT);
+    let gentle = fields.boolean("gentle")?.unwrap_or(true);
+    if min_th < 0.0 {
+        return Err(fields.error("min_th", "threshold must not be negative"));
+    }
+    if max_th <= min_th {
+        return Err(fields.error(
+            "max_th",
+            format!("max_th ({max_th}) must be greater than min_th ({min_th})"),
+        ));
+    }
+    if !(max_p > 0.0 && max_p <= 1.0) {
+        return Err(fields.error("max_p", format!("max_p {max_p} is outside (0, 1]")));
+    }
+    if !(weight > 0.0 && weight <= 1.0) {
+        return Err(fields.error("weight", format!("weight {weight} is outside (0, 1]")));
+    }
+    // Thresholds are small numbers of packets; the casts cannot overflow a
+    // u64 for any threshold a queue could hold.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let default_limit = ((2.0 * max_th).ceil() as u64).max(DEFAULT_QUEUE_PACKETS);
+    let limit_packets = match fields.optional("limit_packets") {
+        None => default_limit,
+        Some(value) => match value.get_ref() {
+            toml::Value::Integer(n) if *n > 0 => n.unsigned_abs(),
+            _ => {
+                return Err(fields.error(
+                    "limit_packets",
+                    "expected a whole number of packets greater than zero",
+                ))
+            }
+        },
+    };
+    #[allow(clippy::cast_precision_loss)] // limits are far below 2^52
+    if (limit_packets as f64) < max_th {
+        return Err(fields.error(
+            "limit_packets",
+            format!("limit_packets ({limit_packets}) is below max_th ({max_th})"),
+        ));
+    }
+    Ok(RedConfig {
+        min_th,
+        max_th,
+        max_p,
+        weight,
+        limit_packets,
+        gentle,
+    })
+}
+
+/// Validates `loss = { kind = ... }`; a capacity trace comes back as its
+/// (up, down) paths.
+fn loss_from_raw(
+    mut fields: Fields<'_>,
+    base_dir: &Path,
+) -> Result<(LossModel, Option<(PathBuf, PathBuf)>), ScenarioError> {
+    let kind = fields.string("kind")?.ok_or_else(|| {
+        fields.error(
+            "kind",
+            "missing required key `kind` (\"bernoulli\", \"gilbert-elliott\" or \"trace\")",
+        )
+    })?;
+    let result = match kind {
+        "bernoulli" => (
+            LossModel::Bernoulli {
+                p: fields.probability("p")?,
+            },
+            None,
+        ),
+        "gilbert-elliott" => (
+            LossModel::GilbertElliott {
+                p_good_good: fields.probability("p_good_good")?,
+                p_bad_bad: fields.probability("p_bad_bad")?,
+                loss_good: fields.probability("loss_good")?,
+                loss_bad: fields.probability("loss_bad")?,
+            },
+            None,
+        ),
+        "trace" => {
+            let mut trace = |key: &'static str| -> Result<PathBuf, ScenarioError> {
+                fields.required(key)?;
+                let written = fields
+                    .string(key)?
+                    .ok_or_else(|| fields.error(key, "missing trace path"))?;
+                let path = base_dir.join(written);
+                if path.is_file() {
+                    Ok(path)
+                } else {
+                    Err(fields.error(
+                        key,
+                        format!(
+                            "trace file \"{written}\" not found (looked for {}; paths are \
+                             relative to the scenario file's directory)",
+                            path.display()
+                        ),
+                    ))
+                }
+            };
+            let up = trace("up")?;
+            let down = trace("down")?;
+            (LossModel::None, Some((up, down)))
+        }
+        other => {
+            return Err(fields.error(
+                "kind",
+                format!(
+                    "unknown loss kind \"{other}\" (expected \"bernoulli\", \
+                     \"gilbert-elliott\" or \"trace\")"
+                ),
+            ))
+        }
+    };
+    let what = format!("loss kind \"{kind}\"");
+    fields.finish(&what)?;
+    Ok(result)
+}
+
+/// Validates one `[[flow]]` (routes are checked by the caller).
+fn flow_from_raw(
+    source: Source<'_>,
+    index: usize,
+    raw: &RawFlow,
+    run_duration: Duration,
+    resolve: &impl Fn(&Spanned<String>, String) -> Result<NodeId, ScenarioError>,
+) -> Result<Flow, ScenarioError> {
+    let path = format!("flow[{index}]");
+    let name = raw.name.get_ref();
+    if name.trim().is_empty() {
+        return Err(source.invalid(
+            raw.name.span(),
+            format!("{path}.name"),
+            "flow name must not be empty",
+        ));
+    }
+    if let Some(media) = &raw.media {
+        return Err(source.invalid(
+            media.span(),
+            format!("{path}.media"),
+            "`media` is not supported yet (media sources arrive with the video issue); \
+             remove it to run a saturating source",
+        ));
+    }
+    let from = resolve(&raw.from, format!("{path}.from"))?;
+    let to = resolve(&raw.to, format!("{path}.to"))?;
+    if from == to {
+        return Err(source.invalid(
+            raw.to.span(),
+            format!("{path}.to"),
+            format!(
+                "flow \"{name}\" goes from \"{}\" to itself",
+                raw.from.get_ref()
+            ),
+        ));
+    }
+    let start = raw
+        .start
+        .as_ref()
+        .map(|s| {
+            duration_at(
+                source,
+                s.get_ref(),
+                s.span(),
+                &format!("{path}.start"),
+                true,
+            )
+        })
+        .transpose()?
+        .unwrap_or(Duration::ZERO);
+    if start >= run_duration {
+        let span = raw.start.as_ref().map_or(raw.name.span(), Spanned::span);
+        return Err(source.invalid(
+            span,
+            format!("{path}.start"),
+            format!(
+                "flow \"{name}\" starts at {start:?}, not before the end of the run ({run_duration:?})"
+            ),
+        ));
+    }
+    let stop = match &raw.stop {
+        None => None,
+        Some(s) => {
+            let stop = duration_at(
+                source,
+                s.get_ref(),
+                s.span(),
+                &format!("{path}.stop"),
+                false,
+            )?;
+            if stop <= start {
+                return Err(source.invalid(
+                    s.span(),
+                    format!("{path}.stop"),
+                    format!("flow \"{name}\" stops at {stop:?}, not after its start ({start:?})"),
+                ));
+            }
+            Some(stop)
+        }
+    };
+    let transport = transport_from_raw(Fields::new(
+        source,
+        format!("{path}.transport"),
+        &raw.transport,
+    ))?;
+    Ok(Flow {
+        name: name.clone(),
+        from,
+        to,
+        start,
+        stop,
+        transport,
+    })
+}
+
+/// Validates `transport = { cc = ... }`.
+fn transport_from_raw(mut fields: Fields<'_>) -> Result<Transport, ScenarioError> {
+    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"tcp-newreno\", \"cbr\" or \"onoff\"";
+    fields.refuse_unsupported(
+        FUTURE_TRANSPORT_KEYS,
+        "multi-connection flows arrive with a later issue",
+    )?;
+    let cc = fields
+        .string("cc")?
+        .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
+    let packet_size = |fields: &mut Fields<'_>| {
+        Ok::<_, ScenarioError>(
+            fields
+                .packet_size("packet_size")?
+                .unwrap_or(DEFAULT_PACKET_SIZE),
+        )
+    };
+    let transport = match cc {
+        "tfrc" => Transport::Tfrc {
+            packet_size: packet_size(&mut fields)?,
+        },
+        "tfrc-sp" => Transport::TfrcSp {
+            packet_size: packet_size(&mut fields)?,
+        },
+        "ccid2" => Transport::Ccid2 {
+            packet_size: packet_size(&mut fields)?,
+        },
+        "tcp-newreno" => Transport::TcpNewReno {
+            delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
+            sack: fields.boolean("sack")?.unwrap_or(false),
+            mss: fields.packet_size("mss")?.unwrap_or(DEFAULT_PACKET_SIZE),
+        },
+        "cbr" => Transport::Cbr {
+            rate: fields.rate("rate")?,
+            packet_size: packet_size(&mut fields)?,
+        },
+        "onoff" => {
+            let rate = fields.rate("rate")?;
+            let on = fields.duration("on")?;
+            let off = fields.duration("off")?;
+            fields.required("packet_size")?;
+            let packet_size = fields
+                .packet_size("packet_size")?
+                .ok_or_else(|| fields.error("packet_size", "missing required key `packet_size`"))?;
+            Transport::OnOff {
+                rate,
+                on,
+                off,
+                packet_size,
+            }
+        }
+        other => return Err(fields.error("cc", format!("unknown cc \"{other}\" (expected {CCS})"))),
+    };
+    let what = format!("cc \"{cc}\" in {}", fields.path());
+    fields.finish(&what)?;
+    Ok(transport)
+}
