@@ -181,29 +181,9 @@ pub struct RedConfig {
 }
 
 /// Random loss on a link's channel (`loss = { kind = ... }`), applied to each
-/// direction independently.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LossModel {
-    /// No random loss (the link has no `loss` key, or a capacity trace).
-    None,
-    /// Each packet lost independently with probability `p`.
-    Bernoulli {
-        /// Loss probability, in [0, 1].
-        p: f64,
-    },
-    /// A per-packet two-state Markov chain with a loss probability in each
-    /// state (paper 000 §3.4).
-    GilbertElliott {
-        /// Probability of staying in the good state, in [0, 1].
-        p_good_good: f64,
-        /// Probability of staying in the bad state, in [0, 1].
-        p_bad_bad: f64,
-        /// Loss probability in the good state, in [0, 1].
-        loss_good: f64,
-        /// Loss probability in the bad state, in [0, 1].
-        loss_bad: f64,
-    },
-}
+/// direction independently: the simulator's own loss configuration
+/// ([`crate::loss::LossConfig`]), so a scenario builds its links directly.
+pub use crate::loss::LossConfig as LossModel;
 
 /// A `[[flow]]`: one transport connection from `from` to `to`.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,7 +4,7 @@
 //! bytes) as they become ready; the flow then offers them to its transport,
 //! which may take them at once or later (congestion control). Sources never
 //! read a clock; the on-off source draws its periods from its own
-//! [`SimRng`](crate::rng::SimRng).
+//! [`SimRng`].
 
 use std::time::Duration;
 
