@@ -9,5 +9,8 @@
 //! adding a flow does not perturb the others.
 //!
 //! - [`rng`]: the seeded generator and its per-element streams.
+//! - [`tcp`]: a TCP NewReno bulk-transfer model (sender and receiver) for
+//!   cross traffic.
 
 pub mod rng;
+pub mod tcp;
