@@ -1,15 +1,17 @@
 //! Unit tests for the NewReno model, and a tiny two-host harness that the
 //! property and throughput tests share.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
 
 use super::*;
 
+mod harness;
 mod padhye;
 mod props;
+
+use harness::Harness;
 
 const MSS: u64 = 1460;
 
@@ -20,90 +22,6 @@ fn config(initial_segments: u32, ssthresh_segments: Option<u64>) -> TcpConfig {
         initial_ssthresh: ssthresh_segments.map_or(u64::MAX, |s| s * MSS),
         delayed_ack: None,
         ..TcpConfig::default()
-    }
-}
-
-/// Sender and receiver joined by a fixed-delay, unlimited-capacity path.
-/// `drop` decides, per data segment, whether the forward path loses it;
-/// ACKs are never lost.
-pub(super) struct Harness<F: FnMut(&Segment) -> bool> {
-    pub(super) sender: TcpSender,
-    pub(super) receiver: TcpReceiver,
-    pub(super) now: Instant,
-    one_way: Duration,
-    data: VecDeque<(Instant, Segment)>,
-    acks: VecDeque<(Instant, Ack)>,
-    drop: F,
-    /// Sender RTO at each first (non-repeated) timeout, for Padhye's T0.
-    pub(super) first_timeout_rtos: Vec<Duration>,
-    pub(super) sent: Vec<Segment>,
-    pub(super) keep_sent: bool,
-}
-
-impl<F: FnMut(&Segment) -> bool> Harness<F> {
-    pub(super) fn new(config: TcpConfig, rtt: Duration, drop: F) -> Self {
-        Harness {
-            sender: TcpSender::new(config.clone(), Instant::ZERO).unwrap(),
-            receiver: TcpReceiver::new(config).unwrap(),
-            now: Instant::ZERO,
-            one_way: rtt / 2,
-            data: VecDeque::new(),
-            acks: VecDeque::new(),
-            drop,
-            first_timeout_rtos: Vec::new(),
-            sent: Vec::new(),
-            keep_sent: true,
-        }
-    }
-
-    fn pump(&mut self) {
-        while let Some(segment) = self.sender.poll_transmit(self.now) {
-            if self.keep_sent {
-                self.sent.push(segment);
-            }
-            if !(self.drop)(&segment) {
-                self.data.push_back((self.now + self.one_way, segment));
-            }
-        }
-    }
-
-    /// Runs one event (or nothing when idle); returns false when idle.
-    pub(super) fn step(&mut self) -> bool {
-        self.pump();
-        let candidates = [
-            self.data.front().map(|(t, _)| *t),
-            self.acks.front().map(|(t, _)| *t),
-            self.sender.next_timeout(),
-            self.receiver.next_timeout(),
-        ];
-        let Some(next) = candidates.iter().flatten().min().copied() else {
-            return false;
-        };
-        self.now = self.now.max(next);
-        let now = self.now;
-        if self.data.front().is_some_and(|(t, _)| *t <= now) {
-            let (_, segment) = self.data.pop_front().unwrap();
-            if let Some(ack) = self.receiver.on_segment(now, &segment) {
-                self.acks.push_back((now + self.one_way, ack));
-            }
-        } else if self.acks.front().is_some_and(|(t, _)| *t <= now) {
-            let (_, ack) = self.acks.pop_front().unwrap();
-            self.sender.on_ack(now, &ack);
-        } else if self.sender.next_timeout().is_some_and(|t| t <= now) {
-            if self.sender.rtt_estimator().backoff() == 0 {
-                self.first_timeout_rtos.push(self.sender.rto());
-            }
-            self.sender.on_timeout(now);
-        } else if let Some(ack) = self.receiver.on_timeout(now) {
-            self.acks.push_back((now + self.one_way, ack));
-        }
-        self.pump();
-        true
-    }
-
-    /// Runs until `now` passes `until` or nothing is left to do.
-    pub(super) fn run_until(&mut self, until: Instant) {
-        while self.now < until && self.step() {}
     }
 }
 
@@ -610,4 +528,49 @@ fn wire_sizes_include_headers() {
     };
     assert_eq!(s.wire_size(), 1500);
     assert_eq!(Ack { cumulative: 0 }.wire_size(), 40);
+}
+
+#[test]
+fn impatient_timer_ends_a_long_recovery_in_a_timeout() {
+    // Six holes in one window, RTO ≈ 300 ms, RTT 100 ms: the timer restarts
+    // on the first partial ACK only (RFC 6582 §4 "Impatient"), so it fires
+    // before the last holes are repaired one per RTT.
+    let c = TcpConfig {
+        min_rto: Duration::from_millis(200),
+        ..config(20, Some(20))
+    };
+    let lost: Vec<u64> = [1, 3, 5, 7, 9, 11].iter().map(|i| i * MSS).collect();
+    let mut first_send = std::collections::HashSet::new();
+    let mut h = Harness::new(c, Duration::from_millis(100), |s: &Segment| {
+        first_send.insert(s.seq) && lost.contains(&s.seq)
+    });
+    while h.sender.bytes_acked() < 40 * MSS && h.step() {}
+    assert_eq!(h.sender.fast_retransmits(), 1);
+    assert_eq!(h.sender.timeouts(), 1);
+    assert_eq!(h.receiver.bytes_delivered(), h.sender.bytes_acked());
+}
+
+#[test]
+fn rtt_estimator_follows_rfc_6298() {
+    let ms = Duration::from_millis;
+    let mut e = RttEstimator::new(ms(1000), ms(100), ms(60_000), ms(1));
+    assert_eq!((e.rto(), e.srtt()), (ms(1000), None));
+    e.on_sample(ms(200));
+    // SRTT = 200, RTTVAR = 100, RTO = 200 + 4 * 100.
+    assert_eq!(
+        (e.srtt(), e.rttvar(), e.rto()),
+        (Some(ms(200)), ms(100), ms(600))
+    );
+    e.on_sample(ms(120));
+    // RTTVAR = 3/4 * 100 + 1/4 * 80 = 95; SRTT = 7/8 * 200 + 1/8 * 120 = 190.
+    assert_eq!(
+        (e.srtt(), e.rttvar(), e.rto()),
+        (Some(ms(190)), ms(95), ms(570))
+    );
+    e.back_off();
+    e.back_off();
+    assert_eq!((e.rto(), e.backoff()), (ms(2280), 2));
+    e.on_sample(ms(190));
+    assert_eq!(e.backoff(), 0);
+    assert_eq!(e.mean_sample(), Some(ms(170)));
 }
