@@ -16,6 +16,8 @@
 //! - [`link`]: one direction of a link: queue, capacity, delay, channel loss.
 //! - [`trace`]: mahimahi capacity traces.
 //! - [`scenario`]: scenario files (TOML), validated, with static routes.
+//! - [`tcp`]: a TCP NewReno bulk-transfer model (sender and receiver) for
+//!   cross traffic.
 
 pub mod engine;
 pub mod link;
@@ -24,4 +26,5 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod source;
+pub mod tcp;
 pub mod trace;

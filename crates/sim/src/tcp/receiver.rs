@@ -1,0 +1,161 @@
+//! The receiver: cumulative ACKs, a bounded out-of-order buffer, delayed ACKs.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use fairstream_proto::time::Instant;
+
+use super::{Ack, Segment, TcpConfig, TcpConfigError};
+
+/// A TCP receiver that acknowledges cumulatively.
+///
+/// Driver contract: feed each arriving [`Segment`] to
+/// [`on_segment`](Self::on_segment) and send the [`Ack`] it returns, if any;
+/// call [`on_timeout`](Self::on_timeout) when
+/// [`next_timeout`](Self::next_timeout) is due and send its ACK.
+///
+/// With delayed ACKs (RFC 5681 §4.2) an in-order segment is acknowledged
+/// with the next one (every second segment) or when the timer expires;
+/// out-of-order segments, segments that fill a gap and duplicates are
+/// acknowledged at once.
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    window: u64,
+    delayed_ack: Option<Duration>,
+    /// RCV.NXT: every byte before it has arrived.
+    rcv_nxt: u64,
+    /// Disjoint, non-adjacent ranges `start -> end` above `rcv_nxt`, all
+    /// below `rcv_nxt + window`.
+    out_of_order: BTreeMap<u64, u64>,
+    unacked_segments: u32,
+    ack_deadline: Option<Instant>,
+    segments_received: u64,
+    acks_sent: u64,
+}
+
+impl TcpReceiver {
+    /// A receiver expecting byte 0 first.
+    pub fn new(config: TcpConfig) -> Result<Self, TcpConfigError> {
+        config.validate()?;
+        Ok(TcpReceiver {
+            window: config.receive_window,
+            delayed_ack: config.delayed_ack,
+            rcv_nxt: 0,
+            out_of_order: BTreeMap::new(),
+            unacked_segments: 0,
+            ack_deadline: None,
+            segments_received: 0,
+            acks_sent: 0,
+        })
+    }
+
+    /// Bytes delivered in order (goodput).
+    pub fn bytes_delivered(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Bytes held out of order, waiting for a gap to fill.
+    pub fn bytes_out_of_order(&self) -> u64 {
+        self.out_of_order
+            .iter()
+            .map(|(start, end)| end - start)
+            .sum()
+    }
+
+    /// Data segments received, duplicates included.
+    pub fn segments_received(&self) -> u64 {
+        self.segments_received
+    }
+
+    /// ACKs emitted.
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
+    }
+
+    /// When the delayed-ACK timer expires, if it runs.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.ack_deadline
+    }
+
+    /// Handles the delayed-ACK timer: returns the pending ACK once due.
+    pub fn on_timeout(&mut self, now: Instant) -> Option<Ack> {
+        match self.ack_deadline {
+            Some(deadline) if deadline <= now => Some(self.ack_now()),
+            _ => None,
+        }
+    }
+
+    /// Processes a data segment; returns the ACK to send now, if any.
+    pub fn on_segment(&mut self, now: Instant, segment: &Segment) -> Option<Ack> {
+        if segment.len == 0 {
+            return None;
+        }
+        self.segments_received += 1;
+        let start = segment.seq;
+        let window_end = self.rcv_nxt.saturating_add(self.window);
+        let end = segment.end().min(window_end);
+        // RFC 5681 §4.2: "an immediate ACK ... when an out-of-order segment
+        // arrives" — duplicates and data beyond the window are treated the
+        // same way (they say something is amiss at the sender).
+        if end <= self.rcv_nxt || start >= window_end {
+            return Some(self.ack_now());
+        }
+        if start > self.rcv_nxt {
+            // RFC 5681 §4.2: "A TCP receiver SHOULD send an immediate
+            // duplicate ACK when an out-of-order segment arrives."
+            self.insert_out_of_order(start, end);
+            return Some(self.ack_now());
+        }
+        let filled_gap = !self.out_of_order.is_empty();
+        self.rcv_nxt = end;
+        while let Some((&range_start, &range_end)) = self.out_of_order.first_key_value() {
+            if range_start > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(range_end);
+            self.out_of_order.remove(&range_start);
+        }
+        // RFC 5681 §4.2: "a TCP receiver SHOULD send an immediate ACK when the
+        // incoming segment fills in all or part of a gap in the sequence space."
+        let Some(delay) = self.delayed_ack.filter(|_| !filled_gap) else {
+            return Some(self.ack_now());
+        };
+        // RFC 5681 §4.2: "an ACK SHOULD be generated for at least every second
+        // full-sized segment, and MUST be generated within 500 ms of the
+        // arrival of the first unacknowledged packet."
+        self.unacked_segments += 1;
+        if self.unacked_segments >= 2 {
+            return Some(self.ack_now());
+        }
+        if self.ack_deadline.is_none() {
+            self.ack_deadline = Some(now + delay);
+        }
+        None
+    }
+
+    fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) {
+        // Merge with every range that overlaps or touches [start, end).
+        let touching: Vec<(u64, u64)> = self
+            .out_of_order
+            .range(..=end)
+            .rev()
+            .take_while(|&(_, &range_end)| range_end >= start)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (range_start, range_end) in touching {
+            self.out_of_order.remove(&range_start);
+            start = start.min(range_start);
+            end = end.max(range_end);
+        }
+        self.out_of_order.insert(start, end);
+    }
+
+    fn ack_now(&mut self) -> Ack {
+        self.unacked_segments = 0;
+        self.ack_deadline = None;
+        self.acks_sent += 1;
+        Ack {
+            cumulative: self.rcv_nxt,
+        }
+    }
+}
