@@ -290,3 +290,67 @@ fn dccp_flows_are_refused_for_now() {
     let error = Simulation::new(&scenario).unwrap_err().to_string();
     assert!(error.contains("tfrc"), "{error}");
 }
+
+fn trace_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fairstream-runner-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir
+}
+
+const TRACE_SCENARIO: &str = r#"
+[run]
+duration = "10s"
+[[node]]
+name = "phone"
+[[node]]
+name = "tower"
+[[link]]
+between = ["tower", "phone"]
+delay = "10ms"
+loss = { kind = "trace", up = "down.trace", down = "up.trace" }
+[[flow]]
+name = "cbr"
+from = "tower"
+to = "phone"
+transport = { cc = "cbr", rate = "1mbit" }
+[[flow]]
+name = "tcp"
+from = "tower"
+to = "phone"
+start = "1s"
+transport = { cc = "tcp-newreno" }
+"#;
+
+/// A trace with one 1504-byte opportunity per millisecond: 12.032 Mbit/s.
+#[test]
+fn trace_driven_links_carry_flows() {
+    let dir = trace_dir("ok");
+    std::fs::write(dir.join("down.trace"), "1\n").unwrap();
+    std::fs::write(dir.join("up.trace"), "1\n").unwrap();
+    let scenario =
+        Scenario::from_str(TRACE_SCENARIO, &dir.join("cell.toml").display().to_string()).unwrap();
+    let s = run(&scenario);
+    let [cbr, tcp] = &s.flows[..] else {
+        panic!("two flows");
+    };
+    eprintln!("{cbr:?}\n{tcp:?}\n{:?}", s.links[0]);
+    // The CBR flow shares the queue with TCP, which fills it: a few drops.
+    assert!(
+        cbr.throughput_bps > 0.9e6 && cbr.throughput_bps < 1.01e6,
+        "{cbr:?}"
+    );
+    assert!(tcp.goodput_bps > 5e6, "{tcp:?}");
+    assert!(s.links[0].utilization > 0.8, "{:?}", s.links[0]);
+}
+
+#[test]
+fn bad_trace_is_named_in_the_error() {
+    let dir = trace_dir("bad");
+    std::fs::write(dir.join("up.trace"), "1\n").unwrap();
+    std::fs::write(dir.join("down.trace"), "1\nsoon\n").unwrap();
+    let scenario =
+        Scenario::from_str(TRACE_SCENARIO, &dir.join("cell.toml").display().to_string()).unwrap();
+    let error = Simulation::new(&scenario).unwrap_err().to_string();
+    assert!(error.contains("down.trace"), "{error}");
+    assert!(error.contains("tower-phone"), "{error}");
+}
