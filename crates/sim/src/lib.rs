@@ -18,12 +18,16 @@
 //! - [`scenario`]: scenario files (TOML), validated, with static routes.
 //! - [`tcp`]: a TCP NewReno bulk-transfer model (sender and receiver) for
 //!   cross traffic.
+//! - [`network`]: the link directions of a scenario and the packets they carry.
+//! - [`runner`]: the event loop that runs a scenario and summarises it.
 
 pub mod engine;
 pub mod link;
 pub mod loss;
+pub mod network;
 pub mod queue;
 pub mod rng;
+pub mod runner;
 pub mod scenario;
 pub mod source;
 pub mod tcp;

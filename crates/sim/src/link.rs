@@ -158,6 +158,9 @@ pub struct LinkDirection<P> {
     next_opportunity: u64,
     /// Finished, surviving packets not yet returned by `process`.
     pending: Vec<Delivery<P>>,
+    /// Packets lost on the channel and not yet collected, when the driver
+    /// asked for them with [`LinkDirection::keep_lost_packets`].
+    lost: Option<Vec<P>>,
     /// The latest `now` the link has been given.
     clock: Instant,
     stats: LinkStats,
@@ -190,6 +193,7 @@ impl<P: SimPacket> LinkDirection<P> {
             busy_bytes: 0,
             next_opportunity: 0,
             pending: Vec::new(),
+            lost: None,
             clock: now,
             stats: LinkStats::default(),
         })
@@ -238,6 +242,20 @@ impl<P: SimPacket> LinkDirection<P> {
         self.advance(now);
         self.stats.delivered += self.pending.len() as u64;
         std::mem::take(&mut self.pending)
+    }
+
+    /// Keeps the packets lost on the channel from now on, for
+    /// [`take_lost_packets`](Self::take_lost_packets) (a driver that
+    /// attributes losses to flows needs them; by default they are discarded).
+    pub fn keep_lost_packets(&mut self) {
+        self.lost.get_or_insert_with(Vec::new);
+    }
+
+    /// The packets lost on the channel since the last call, in loss order
+    /// (always empty unless [`keep_lost_packets`](Self::keep_lost_packets)
+    /// was called). They stay counted in [`LinkStats::channel_losses`].
+    pub fn take_lost_packets(&mut self) -> Vec<P> {
+        self.lost.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Packets waiting in the queue (not counting the one being serialised).
@@ -396,6 +414,9 @@ impl<P: SimPacket> LinkDirection<P> {
         self.stats.busy_time += finish.saturating_duration_since(service.started);
         if self.loss.lose(&mut self.loss_rng) {
             self.stats.channel_losses += 1;
+            if let Some(lost) = &mut self.lost {
+                lost.push(service.packet);
+            }
             return;
         }
         self.pending.push(Delivery {

@@ -374,3 +374,33 @@ proptest! {
         prop_assert_eq!(conservation.offered, next_id);
     }
 }
+
+#[test]
+fn lost_packets_are_kept_only_on_request() {
+    let config = || LinkConfig {
+        capacity: Capacity::Fixed(Rate::from_bits_per_sec(10e6)),
+        delay: Duration::from_millis(1),
+        overhead_bytes: 0,
+        queue: drop_tail(1000),
+        loss: LossConfig::Bernoulli { p: 0.2 },
+    };
+    let mut kept = LinkDirection::new(config(), SimRng::new(3), ms(0)).unwrap();
+    kept.keep_lost_packets();
+    let mut discarded = LinkDirection::new(config(), SimRng::new(3), ms(0)).unwrap();
+    for id in 0..500 {
+        kept.enqueue(ms(id), pkt(id, 500));
+        discarded.enqueue(ms(id), pkt(id, 500));
+    }
+    let delivered = drain(&mut kept);
+    drain(&mut discarded);
+    let lost = kept.take_lost_packets();
+    assert!(!lost.is_empty());
+    assert_eq!(lost.len() as u64, kept.stats().channel_losses);
+    assert!(lost
+        .iter()
+        .all(|l| delivered.iter().all(|d| d.packet.id != l.id)));
+    assert_eq!(lost.len() + delivered.len(), 500);
+    assert!(kept.take_lost_packets().is_empty());
+    assert!(discarded.take_lost_packets().is_empty());
+    assert_eq!(discarded.stats(), kept.stats());
+}

@@ -1,0 +1,301 @@
+//! The simulated network of a [`Scenario`]: one [`LinkDirection`] per
+//! direction of every link, and the packets that cross them.
+//!
+//! [`Network::build`] turns the scenario's view of a link (its
+//! [`scenario::QueueConfig`], capacity and loss model) into two
+//! [`LinkConfig`]s, loads capacity traces (errors name the file) and gives
+//! each direction its own random stream, `SimRng::for_element(seed,
+//! "link:<index>:fwd")` or `":rev"`, so that adding a link or a flow never
+//! perturbs the draws of another.
+//!
+//! Routing is the scenario's: a packet carries its flow and which way it
+//! travels, and the driver ([`crate::runner`]) walks the static route hop by
+//! hop.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fairstream_proto::time::Instant;
+use thiserror::Error;
+
+use crate::link::{Capacity, LinkConfig, LinkDirection, LinkError};
+use crate::queue::{self, Limit, SimPacket};
+use crate::rng::SimRng;
+use crate::scenario::{self, Direction, Hop, Scenario};
+use crate::tcp::{Ack, Segment};
+use crate::trace::{Trace, TraceError};
+
+/// The typical packet RED's idle-time correction assumes on a fixed-rate
+/// link: a full Ethernet payload, before the link's overhead.
+pub const RED_TYPICAL_PACKET_BYTES: u64 = 1500;
+
+/// RED's typical packet transmission time on a trace-driven link, where no
+/// single rate exists.
+pub const RED_TRACE_IDLE_PACKET_TIME: Duration = Duration::from_millis(1);
+
+/// What a packet carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// A TCP data segment (sender to receiver).
+    TcpSegment(Segment),
+    /// A TCP acknowledgment (receiver to sender).
+    TcpAck(Ack),
+    /// A UDP datagram of an application source.
+    Datagram {
+        /// Payload bytes (the link adds its per-packet overhead).
+        size: u32,
+    },
+}
+
+/// A packet in the simulated network.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Unique within a run, in order of creation.
+    pub id: u64,
+    /// Index of the flow in [`Scenario::flows`].
+    pub flow: usize,
+    /// Whether it travels from the flow's `from` to its `to` (data) rather
+    /// than back (acknowledgments).
+    pub toward_receiver: bool,
+    /// When its host handed it to the network.
+    pub sent_at: Instant,
+    /// What it carries.
+    pub body: Body,
+}
+
+impl SimPacket for Packet {
+    fn size_bytes(&self) -> u32 {
+        let bytes = match &self.body {
+            Body::TcpSegment(segment) => segment.wire_size(),
+            Body::TcpAck(ack) => ack.wire_size(),
+            Body::Datagram { size } => u64::from(*size),
+        };
+        u32::try_from(bytes).unwrap_or(u32::MAX)
+    }
+}
+
+/// A scenario whose network cannot be built.
+#[derive(Debug, Error)]
+pub enum NetworkError {
+    /// A capacity trace could not be read or parsed.
+    #[error("link {link}: trace {}: {source}", path.display())]
+    Trace {
+        /// The link's name (`a-b`).
+        link: String,
+        /// The trace file.
+        path: PathBuf,
+        /// What was wrong with it.
+        #[source]
+        source: TraceError,
+    },
+    /// A link direction's parameters are invalid.
+    #[error("link {link}: {source}")]
+    Link {
+        /// The link's name (`a-b`).
+        link: String,
+        /// What was wrong.
+        #[source]
+        source: LinkError,
+    },
+    /// A queue limit does not fit this machine's `usize`.
+    #[error("link {link}: queue limit {packets} packets is too large")]
+    QueueTooLarge {
+        /// The link's name (`a-b`).
+        link: String,
+        /// The configured limit.
+        packets: u64,
+    },
+}
+
+/// Both directions of one link, with the names the summary reports.
+#[derive(Debug)]
+pub struct NetworkLink {
+    /// `a-b`, from the scenario's `between`.
+    pub name: String,
+    /// The names of the two ends, `between[0]` and `between[1]`.
+    pub ends: [String; 2],
+    /// [`Direction::Forward`] then [`Direction::Reverse`].
+    pub directions: [LinkDirection<Packet>; 2],
+}
+
+/// Every link direction of a scenario.
+#[derive(Debug)]
+pub struct Network {
+    links: Vec<NetworkLink>,
+}
+
+/// The index of a direction in [`NetworkLink::directions`].
+pub fn direction_index(direction: Direction) -> usize {
+    match direction {
+        Direction::Forward => 0,
+        Direction::Reverse => 1,
+    }
+}
+
+impl Network {
+    /// Builds every link direction of `scenario`, idle at time zero, each
+    /// keeping its channel losses for attribution to flows.
+    pub fn build(scenario: &Scenario) -> Result<Network, NetworkError> {
+        let nodes = scenario.nodes();
+        let seed = scenario.run().seed;
+        let mut links = Vec::with_capacity(scenario.links().len());
+        for (index, link) in scenario.links().iter().enumerate() {
+            let ends = link
+                .between
+                .map(|id| nodes.get(id.0).map(|n| n.name.clone()).unwrap_or_default());
+            let name = format!("{}-{}", ends[0], ends[1]);
+            let make =
+                |capacity: Capacity, tag: &str| -> Result<LinkDirection<Packet>, NetworkError> {
+                    let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
+                    let config = LinkConfig {
+                        capacity,
+                        delay: link.delay,
+                        overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
+                        queue,
+                        loss: link.loss,
+                    };
+                    let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
+                    let mut direction =
+                        LinkDirection::new(config, rng, Instant::ZERO).map_err(|source| {
+                            NetworkError::Link {
+                                link: name.clone(),
+                                source,
+                            }
+                        })?;
+                    direction.keep_lost_packets();
+                    Ok(direction)
+                };
+            let (forward, reverse) = match &link.capacity {
+                scenario::Capacity::Fixed(rate) => (Capacity::Fixed(*rate), Capacity::Fixed(*rate)),
+                scenario::Capacity::Trace { up, down } => (
+                    Capacity::Trace(load_trace(up, &name)?),
+                    Capacity::Trace(load_trace(down, &name)?),
+                ),
+            };
+            let directions = [make(forward, "fwd")?, make(reverse, "rev")?];
+            links.push(NetworkLink {
+                name,
+                ends,
+                directions,
+            });
+        }
+        Ok(Network { links })
+    }
+
+    /// The links, indexed like [`Scenario::links`].
+    pub fn links(&self) -> &[NetworkLink] {
+        &self.links
+    }
+
+    /// The link direction a hop crosses.
+    pub fn direction_mut(&mut self, hop: Hop) -> Option<&mut LinkDirection<Packet>> {
+        self.links
+            .get_mut(hop.link.0)
+            .and_then(|l| l.directions.get_mut(direction_index(hop.direction)))
+    }
+
+    /// The link direction at (`link`, `direction` index).
+    pub fn by_index_mut(
+        &mut self,
+        link: usize,
+        direction: usize,
+    ) -> Option<&mut LinkDirection<Packet>> {
+        self.links
+            .get_mut(link)
+            .and_then(|l| l.directions.get_mut(direction))
+    }
+}
+
+fn load_trace(path: &Path, link: &str) -> Result<Trace, NetworkError> {
+    Trace::from_file(path).map_err(|source| NetworkError::Trace {
+        link: link.to_owned(),
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// The simulator's queue for the scenario's description. RED's typical
+/// packet time s is (1500 B + overhead) / rate on a fixed link and
+/// [`RED_TRACE_IDLE_PACKET_TIME`] on a trace.
+fn queue_config(
+    config: &scenario::QueueConfig,
+    capacity: &Capacity,
+    overhead_bytes: u64,
+    link: &str,
+) -> Result<queue::QueueConfig, NetworkError> {
+    let packets = |n: u64| {
+        usize::try_from(n).map_err(|_| NetworkError::QueueTooLarge {
+            link: link.to_owned(),
+            packets: n,
+        })
+    };
+    Ok(match config {
+        scenario::QueueConfig::DropTailPackets(n) => queue::QueueConfig::DropTail {
+            limit: Limit::Packets(packets(*n)?),
+        },
+        scenario::QueueConfig::DropTailBytes(bytes) => queue::QueueConfig::DropTail {
+            limit: Limit::Bytes(bytes.get()),
+        },
+        scenario::QueueConfig::Red(red) => {
+            let idle_packet_time = match capacity {
+                Capacity::Fixed(rate) => rate
+                    .time_to_send((RED_TYPICAL_PACKET_BYTES + overhead_bytes) as f64)
+                    .unwrap_or(RED_TRACE_IDLE_PACKET_TIME),
+                Capacity::Trace(_) => RED_TRACE_IDLE_PACKET_TIME,
+            };
+            queue::QueueConfig::Red {
+                min_th: red.min_th,
+                max_th: red.max_th,
+                max_p: red.max_p,
+                weight: red.weight,
+                limit: Limit::Packets(packets(red.limit_packets)?),
+                gentle: red.gentle,
+                idle_packet_time,
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn red_idle_time_is_one_typical_packet_at_the_link_rate() {
+        let red = scenario::QueueConfig::Red(scenario::RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            weight: 0.002,
+            limit_packets: 100,
+            gentle: true,
+        });
+        let rate = fairstream_proto::units::Rate::from_bits_per_sec(1.528e6);
+        let q = queue_config(&red, &Capacity::Fixed(rate), 28, "a-b").unwrap();
+        let queue::QueueConfig::Red {
+            idle_packet_time, ..
+        } = q
+        else {
+            panic!("RED expected");
+        };
+        // (1500 + 28) bytes at 1.528 Mbit/s = 8 ms.
+        assert_eq!(idle_packet_time, Duration::from_millis(8));
+    }
+
+    #[test]
+    fn packet_sizes_come_from_the_body() {
+        let datagram = Packet {
+            id: 0,
+            flow: 0,
+            toward_receiver: true,
+            sent_at: Instant::ZERO,
+            body: Body::Datagram { size: 1000 },
+        };
+        assert_eq!(datagram.size_bytes(), 1000);
+        let ack = Packet {
+            body: Body::TcpAck(Ack { cumulative: 5 }),
+            ..datagram
+        };
+        assert_eq!(ack.size_bytes(), 40);
+    }
+}

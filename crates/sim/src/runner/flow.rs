@@ -1,0 +1,290 @@
+//! One flow's endpoints (a TCP NewReno sender and receiver, or a UDP
+//! application source) and what was measured about it.
+
+use std::time::Duration;
+
+use fairstream_proto::time::Instant;
+
+use crate::network::{Body, Packet};
+use crate::rng::SimRng;
+use crate::scenario::{Flow, Hop, Transport};
+use crate::source::{Source, SourceConfig};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+
+use super::SimError;
+
+/// The width of the throughput bins behind `rate_cov`.
+pub(super) const BIN: Duration = Duration::from_secs(1);
+
+/// A TCP connection: both ends live in the flow, the network between them.
+#[derive(Debug)]
+pub(super) struct TcpEnds {
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    /// Sum and count of SRTT, sampled at every ACK the sender takes.
+    srtt_sum_s: f64,
+    srtt_samples: u64,
+}
+
+/// What runs at a flow's endpoints.
+#[derive(Debug)]
+pub(super) enum Endpoints {
+    /// TCP NewReno bulk transfer.
+    Tcp(Box<TcpEnds>),
+    /// A UDP application source without congestion control.
+    Udp(Source),
+}
+
+/// Counters of one flow. Losses count data-direction packets only, so that
+/// they compare with `packets_sent`.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FlowStats {
+    pub(super) packets_sent: u64,
+    pub(super) queue_drops: u64,
+    pub(super) channel_losses: u64,
+    /// Payload bytes of data packets that reached the receiver, duplicates
+    /// included.
+    pub(super) bytes_received: u64,
+    pub(super) delay_sum_s: f64,
+    pub(super) delay_samples: u64,
+    /// `bytes_received` per [`BIN`] from time zero.
+    pub(super) bins: Vec<u64>,
+}
+
+/// A flow in the running simulation.
+#[derive(Debug)]
+pub(super) struct FlowState {
+    pub(super) name: String,
+    pub(super) cc: &'static str,
+    pub(super) start: Instant,
+    /// Its `stop`, or the end of the run.
+    pub(super) stop: Instant,
+    pub(super) forward: Vec<Hop>,
+    pub(super) reverse: Vec<Hop>,
+    pub(super) endpoints: Endpoints,
+    /// The pending `FlowWake` the runner scheduled, if any.
+    pub(super) wake_at: Option<Instant>,
+    pub(super) stats: FlowStats,
+}
+
+impl FlowState {
+    /// The flow of `flow` (the `index`-th of the scenario), with its routes.
+    pub(super) fn new(
+        flow: &Flow,
+        index: usize,
+        seed: u64,
+        end: Instant,
+        forward: Vec<Hop>,
+        reverse: Vec<Hop>,
+    ) -> Result<FlowState, SimError> {
+        let start = Instant::ZERO + flow.start;
+        let stop = flow
+            .stop
+            .map_or(end, |stop| (Instant::ZERO + stop).min(end));
+        let endpoints = match flow.transport {
+            Transport::TcpNewReno {
+                delayed_ack, mss, ..
+            } => {
+                let config = TcpConfig {
+                    mss: mss.get(),
+                    delayed_ack: delayed_ack.then_some(Duration::from_millis(200)),
+                    ..TcpConfig::default()
+                };
+                let tcp_error = |source| SimError::Tcp {
+                    flow: flow.name.clone(),
+                    source,
+                };
+                Endpoints::Tcp(Box::new(TcpEnds {
+                    sender: TcpSender::new(config.clone(), start).map_err(tcp_error)?,
+                    receiver: TcpReceiver::new(config).map_err(tcp_error)?,
+                    srtt_sum_s: 0.0,
+                    srtt_samples: 0,
+                }))
+            }
+            Transport::Cbr { rate, packet_size } => Endpoints::Udp(Source::new(
+                SourceConfig::Cbr {
+                    rate,
+                    packet_size: packet_size_u32(packet_size.get()),
+                },
+                start,
+                SimRng::for_element(seed, &format!("flow:{index}:source")),
+            )),
+            Transport::OnOff {
+                rate,
+                on,
+                off,
+                packet_size,
+            } => Endpoints::Udp(Source::new(
+                SourceConfig::OnOff {
+                    rate,
+                    packet_size: packet_size_u32(packet_size.get()),
+                    on,
+                    off,
+                },
+                start,
+                SimRng::for_element(seed, &format!("flow:{index}:source")),
+            )),
+            Transport::Tfrc { .. } | Transport::TfrcSp { .. } | Transport::Ccid2 { .. } => {
+                return Err(SimError::Unsupported {
+                    flow: flow.name.clone(),
+                    cc: flow.transport.cc_name(),
+                })
+            }
+        };
+        Ok(FlowState {
+            name: flow.name.clone(),
+            cc: flow.transport.cc_name(),
+            start,
+            stop,
+            forward,
+            reverse,
+            endpoints,
+            wake_at: None,
+            stats: FlowStats::default(),
+        })
+    }
+
+    /// The route a packet of this flow follows.
+    pub(super) fn route(&self, toward_receiver: bool) -> &[Hop] {
+        if toward_receiver {
+            &self.forward
+        } else {
+            &self.reverse
+        }
+    }
+
+    fn is_active(&self, now: Instant) -> bool {
+        now >= self.start && now < self.stop
+    }
+
+    /// Runs the timers due at `now` and collects what the endpoints send:
+    /// (toward the receiver?, body) pairs.
+    pub(super) fn service(&mut self, now: Instant) -> Vec<(bool, Body)> {
+        let active = self.is_active(now);
+        let mut out = Vec::new();
+        match &mut self.endpoints {
+            Endpoints::Tcp(tcp) => {
+                if tcp.receiver.next_timeout().is_some_and(|t| t <= now) {
+                    if let Some(ack) = tcp.receiver.on_timeout(now) {
+                        out.push((false, Body::TcpAck(ack)));
+                    }
+                }
+                if active {
+                    if tcp.sender.next_timeout().is_some_and(|t| t <= now) {
+                        tcp.sender.on_timeout(now);
+                    }
+                    while let Some(segment) = tcp.sender.poll_transmit(now) {
+                        out.push((true, Body::TcpSegment(segment)));
+                    }
+                }
+            }
+            Endpoints::Udp(source) => {
+                if active {
+                    while let Some(size) = source.poll(now) {
+                        out.push((true, Body::Datagram { size }));
+                    }
+                }
+            }
+        }
+        self.stats.packets_sent += out.iter().filter(|(toward, _)| *toward).count() as u64;
+        out
+    }
+
+    /// When the flow next needs [`service`](Self::service) after `now`.
+    pub(super) fn next_wake(&self, now: Instant) -> Option<Instant> {
+        if now < self.start {
+            return Some(self.start);
+        }
+        let before_stop = |t: Option<Instant>| t.filter(|t| *t < self.stop);
+        match &self.endpoints {
+            Endpoints::Tcp(tcp) => {
+                let sender = before_stop(tcp.sender.next_timeout());
+                let receiver = tcp.receiver.next_timeout();
+                [sender, receiver].into_iter().flatten().min()
+            }
+            Endpoints::Udp(source) => before_stop(source.next_ready()),
+        }
+    }
+
+    /// A packet of this flow reached its destination host at `now`; returns
+    /// what the flow sends in response (timers and new data included).
+    pub(super) fn on_arrival(&mut self, now: Instant, packet: &Packet) -> Vec<(bool, Body)> {
+        let mut out = Vec::new();
+        if packet.toward_receiver {
+            let bytes = match &packet.body {
+                Body::TcpSegment(segment) => segment.len,
+                Body::Datagram { size } => u64::from(*size),
+                Body::TcpAck(_) => 0,
+            };
+            self.record_data(now, packet.sent_at, bytes);
+            if let (Endpoints::Tcp(tcp), Body::TcpSegment(segment)) =
+                (&mut self.endpoints, &packet.body)
+            {
+                if let Some(ack) = tcp.receiver.on_segment(now, segment) {
+                    out.push((false, Body::TcpAck(ack)));
+                }
+            }
+        } else if let (Endpoints::Tcp(tcp), Body::TcpAck(ack)) = (&mut self.endpoints, &packet.body)
+        {
+            if now < self.stop {
+                tcp.sender.on_ack(now, ack);
+                if let Some(srtt) = tcp.sender.srtt() {
+                    tcp.srtt_sum_s += srtt.as_secs_f64();
+                    tcp.srtt_samples += 1;
+                }
+            }
+        }
+        out.extend(self.service(now));
+        out
+    }
+
+    fn record_data(&mut self, now: Instant, sent_at: Instant, bytes: u64) {
+        let stats = &mut self.stats;
+        stats.bytes_received += bytes;
+        stats.delay_sum_s += now.saturating_duration_since(sent_at).as_secs_f64();
+        stats.delay_samples += 1;
+        let bin = (now.as_nanos() / BIN.as_nanos() as u64) as usize;
+        if stats.bins.len() <= bin {
+            stats.bins.resize(bin + 1, 0);
+        }
+        if let Some(slot) = stats.bins.get_mut(bin) {
+            *slot += bytes;
+        }
+    }
+
+    /// In-order bytes handed to the receiving application.
+    pub(super) fn goodput_bytes(&self) -> u64 {
+        match &self.endpoints {
+            Endpoints::Tcp(tcp) => tcp.receiver.bytes_delivered(),
+            Endpoints::Udp(_) => self.stats.bytes_received,
+        }
+    }
+
+    /// Loss indications (fast retransmits and timeouts) per segment sent,
+    /// for TCP; `None` for flows without a loss-event notion.
+    pub(super) fn loss_event_rate(&self) -> Option<f64> {
+        match &self.endpoints {
+            Endpoints::Tcp(tcp) => {
+                let sent = tcp.sender.segments_sent();
+                (sent > 0).then(|| {
+                    (tcp.sender.fast_retransmits() + tcp.sender.timeouts()) as f64 / sent as f64
+                })
+            }
+            Endpoints::Udp(_) => None,
+        }
+    }
+
+    /// The mean of SRTT over the ACKs the sender took (TCP only).
+    pub(super) fn mean_rtt_s(&self) -> Option<f64> {
+        match &self.endpoints {
+            Endpoints::Tcp(tcp) => {
+                (tcp.srtt_samples > 0).then(|| tcp.srtt_sum_s / tcp.srtt_samples as f64)
+            }
+            Endpoints::Udp(_) => None,
+        }
+    }
+}
+
+fn packet_size_u32(bytes: u64) -> u32 {
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}

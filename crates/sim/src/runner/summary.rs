@@ -1,0 +1,159 @@
+//! The JSON summary of a run (the shape `fairstream simulate` prints).
+
+use serde::Serialize;
+
+use fairstream_proto::time::Instant;
+
+use super::flow::{FlowState, BIN};
+use crate::network::NetworkLink;
+
+/// What a run measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// The seed of the run.
+    pub seed: u64,
+    /// Simulated seconds.
+    pub sim_time_s: f64,
+    /// Events the engine processed.
+    pub events: u64,
+    /// Whether every link direction accounts for every packet it was offered
+    /// exactly once (delivered, dropped by the queue, lost on the channel or
+    /// still inside).
+    pub conservation_ok: bool,
+    /// One entry per flow, in scenario order.
+    pub flows: Vec<FlowSummary>,
+    /// One entry per link direction, in scenario order, forward first.
+    pub links: Vec<LinkSummary>,
+}
+
+/// What one flow achieved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowSummary {
+    /// The flow's name.
+    pub name: String,
+    /// Its transport, as in the scenario file (`"tcp-newreno"`, `"cbr"`…).
+    pub cc: String,
+    /// Payload bits of data packets that reached the receiver (TCP
+    /// retransmitted duplicates included) per second of active time
+    /// (`start` to `stop` or the end of the run).
+    pub throughput_bps: f64,
+    /// In-order payload bits handed to the receiving application per second
+    /// of active time; equal to `throughput_bps` for UDP.
+    pub goodput_bps: f64,
+    /// Data packets sent (TCP retransmissions included).
+    pub packets_sent: u64,
+    /// Data packets of this flow dropped by a queue.
+    pub packets_lost_congestion: u64,
+    /// Data packets of this flow lost on a channel.
+    pub packets_lost_channel: u64,
+    /// TCP: loss indications (fast retransmits and timeouts) per segment
+    /// sent; `null` for flows without loss events.
+    pub loss_event_rate: Option<f64>,
+    /// TCP: the mean SRTT over the ACKs taken, seconds; `null` for UDP.
+    pub mean_rtt_s: Option<f64>,
+    /// Mean one-way delay of data packets, sender host to receiver host.
+    pub mean_one_way_delay_s: Option<f64>,
+    /// Coefficient of variation of the received rate in 1 s bins, after
+    /// the first 10 % of the run and within the flow's active time; `null`
+    /// with fewer than two bins or no data.
+    pub rate_cov: Option<f64>,
+}
+
+/// What one link direction did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSummary {
+    /// `a-b`, the link's ends as in `between`.
+    pub name: String,
+    /// `a->b`: which way this entry's packets cross.
+    pub direction: String,
+    /// Share of the capacity used over the run.
+    pub utilization: f64,
+    /// Packets offered to the queue.
+    pub packets_offered: u64,
+    /// Packets that reached the far end.
+    pub packets_delivered: u64,
+    /// Packets the queue dropped.
+    pub queue_drops: u64,
+    /// Packets lost on the channel.
+    pub channel_losses: u64,
+    /// Packets still queued, in transmission or propagating at the end.
+    pub packets_in_flight: u64,
+    /// Whether the four counts above add up to `packets_offered`.
+    pub conservation_ok: bool,
+}
+
+/// The summary of `flow` for a run that ended at `end`.
+pub(super) fn flow_summary(flow: &FlowState, end: Instant) -> FlowSummary {
+    let active_s = flow
+        .stop
+        .min(end)
+        .saturating_duration_since(flow.start)
+        .as_secs_f64();
+    let per_second = |bytes: u64| {
+        if active_s > 0.0 {
+            bytes as f64 * 8.0 / active_s
+        } else {
+            0.0
+        }
+    };
+    let stats = &flow.stats;
+    FlowSummary {
+        name: flow.name.clone(),
+        cc: flow.cc.to_owned(),
+        throughput_bps: per_second(stats.bytes_received),
+        goodput_bps: per_second(flow.goodput_bytes()),
+        packets_sent: stats.packets_sent,
+        packets_lost_congestion: stats.queue_drops,
+        packets_lost_channel: stats.channel_losses,
+        loss_event_rate: flow.loss_event_rate(),
+        mean_rtt_s: flow.mean_rtt_s(),
+        mean_one_way_delay_s: (stats.delay_samples > 0)
+            .then(|| stats.delay_sum_s / stats.delay_samples as f64),
+        rate_cov: rate_cov(flow, end),
+    }
+}
+
+/// The coefficient of variation of the 1 s bins that lie wholly after the
+/// first 10 % of the run and within the flow's active time.
+fn rate_cov(flow: &FlowState, end: Instant) -> Option<f64> {
+    let bin_s = BIN.as_secs_f64();
+    let from = (end.as_secs_f64() * 0.1).max(flow.start.as_secs_f64());
+    let to = flow.stop.min(end).as_secs_f64();
+    let first = (from / bin_s).ceil() as usize;
+    let last = (to / bin_s).floor() as usize;
+    if last < first + 2 {
+        return None;
+    }
+    let values: Vec<f64> = (first..last)
+        .map(|i| flow.stats.bins.get(i).copied().unwrap_or(0) as f64)
+        .collect();
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return None;
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    Some(variance.sqrt() / mean)
+}
+
+/// The summaries of both directions of `link` at `end`.
+pub(super) fn link_summaries(link: &NetworkLink, end: Instant) -> [LinkSummary; 2] {
+    let [a, b] = &link.ends;
+    let names = [format!("{a}->{b}"), format!("{b}->{a}")];
+    let [forward, reverse] = &link.directions;
+    let [forward_name, reverse_name] = names;
+    [(forward, forward_name), (reverse, reverse_name)].map(|(direction, name)| {
+        let accounting = direction.conservation();
+        LinkSummary {
+            name: link.name.clone(),
+            direction: name,
+            utilization: direction.utilisation(end),
+            packets_offered: accounting.offered,
+            packets_delivered: accounting.delivered,
+            queue_drops: accounting.queue_drops,
+            channel_losses: accounting.channel_losses,
+            packets_in_flight: accounting.in_link,
+            conservation_ok: accounting.holds(),
+        }
+    })
+}
