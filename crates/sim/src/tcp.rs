@@ -30,15 +30,14 @@
 //! with [`TcpReceiver::on_segment`]. After every input, poll again.
 
 mod receiver;
-mod rtt;
 mod sender;
 
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
 
+pub use fairstream_proto::cc::rtt::RttEstimator;
 pub use receiver::TcpReceiver;
-pub use rtt::RttEstimator;
 pub use sender::{CongestionState, TcpSender};
 
 /// Bytes of TCP/IP header counted on the wire for every segment and ACK

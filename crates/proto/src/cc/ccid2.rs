@@ -46,13 +46,12 @@ use crate::units::Rate;
 
 mod ack_ratio;
 mod config;
-mod rtt;
 
+use crate::cc::rtt::RttEstimator;
 use ack_ratio::AckRatioControl;
 pub use config::{
     Ccid2Config, Ccid2ConfigError, SlowStartIncrease, DEFAULT_ACK_RATIO, MAX_NUMDUPACK, NUMDUPACK,
 };
-use rtt::RttEstimator;
 
 /// A packet from the receiver of this half-connection (RFC 4341 §6.1.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,8 @@
 //! Every controller is built from a `…Config` whose `Default` names the RFC
 //! constants, and implements [`RateController`]. The throughput equations are
 //! in [`equation`] (RFC 5348 §3.1) and [`multfrc`] (the n-flow MulTFRC equation
-//! and paper 001's analysis helpers).
+//! and paper 001's analysis helpers). [`rtt`] is RFC 6298's RTT estimator
+//! and retransmission timeout, used by CCID 2 and the simulator's TCP.
 //!
 //! Nothing here reads a clock: every call takes `now`.
 
@@ -24,6 +25,7 @@ pub mod ccid2;
 pub mod equation;
 pub mod loss_history;
 pub mod multfrc;
+pub mod rtt;
 pub mod tfrc;
 pub mod tfrc_receiver;
 

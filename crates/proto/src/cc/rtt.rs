@@ -1,4 +1,6 @@
-//! The RFC 6298 retransmission-timeout estimator.
+//! The round-trip time estimator and retransmission timeout of RFC 6298,
+//! shared by CCID 2 (RFC 4341 §5 uses it for transmit timeouts) and by the
+//! simulator's TCP NewReno model.
 
 use std::time::Duration;
 
@@ -33,7 +35,10 @@ impl RttEstimator {
         RttEstimator {
             srtt: None,
             rttvar: Duration::ZERO,
-            base_rto: initial_rto,
+            // RFC 6298 §2.1: "Until a round-trip time (RTT) measurement has
+            // been made ... the sender SHOULD set RTO <- 1 second" (the
+            // configured initial RTO, kept within the bounds).
+            base_rto: initial_rto.clamp(min_rto, max_rto.max(min_rto)),
             backoff: 0,
             min_rto,
             max_rto,
@@ -56,8 +61,8 @@ impl RttEstimator {
             // with alpha = 1/8, beta = 1/4; RTTVAR is updated first.
             Some(srtt) => {
                 let delta = srtt.abs_diff(rtt);
-                self.rttvar = self.rttvar * 3 / 4 + delta / 4;
-                self.srtt = Some(srtt * 7 / 8 + rtt / 8);
+                self.rttvar = self.rttvar.saturating_mul(3) / 4 + delta / 4;
+                self.srtt = Some(srtt.saturating_mul(7) / 8 + rtt / 8);
             }
         }
         let srtt = self.srtt.unwrap_or(rtt);
@@ -110,5 +115,72 @@ impl RttEstimator {
         // Precision loss in the division is irrelevant for a mean.
         (self.samples > 0)
             .then(|| Duration::from_secs_f64(self.sample_sum.as_secs_f64() / self.samples as f64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimator() -> RttEstimator {
+        RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+            Duration::from_millis(1),
+        )
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_rttvar() {
+        let mut e = estimator();
+        assert_eq!(e.rto(), Duration::from_secs(1));
+        e.on_sample(Duration::from_millis(100));
+        assert_eq!(e.srtt(), Some(Duration::from_millis(100)));
+        assert_eq!(e.rttvar(), Duration::from_millis(50));
+        // 100 ms + 4·50 ms.
+        assert_eq!(e.rto(), Duration::from_millis(300));
+    }
+
+    #[test]
+    fn later_samples_use_alpha_and_beta() {
+        let mut e = estimator();
+        e.on_sample(Duration::from_millis(100));
+        e.on_sample(Duration::from_millis(200));
+        // RTTVAR = 3/4·50 + 1/4·|100 − 200| = 62.5 ms; SRTT = 7/8·100 + 1/8·200 = 112.5 ms.
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rto(), Duration::from_micros(112_500 + 250_000));
+    }
+
+    #[test]
+    fn rto_is_clamped_and_backs_off_to_the_maximum() {
+        let mut e = estimator();
+        e.on_sample(Duration::from_millis(1));
+        assert_eq!(e.rto(), Duration::from_millis(200), "minimum RTO");
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_millis(400));
+        for _ in 0..20 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), Duration::from_secs(60), "maximum RTO");
+        // A new sample recomputes the RTO without the backoff (RFC 6298 §5.7).
+        e.on_sample(Duration::from_millis(1));
+        assert_eq!(e.rto(), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn clock_granularity_bounds_the_variation_term() {
+        let mut e = RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Duration::from_secs(60),
+            Duration::from_millis(10),
+        );
+        for _ in 0..200 {
+            e.on_sample(Duration::from_millis(50));
+        }
+        // RTTVAR decays towards zero; G = 10 ms keeps RTO above SRTT.
+        assert_eq!(e.rto(), Duration::from_millis(60));
     }
 }
