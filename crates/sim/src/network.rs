@@ -45,6 +45,15 @@ pub enum Body {
         /// Payload bytes (the link adds its per-packet overhead).
         size: u32,
     },
+    /// A DCCP packet, the real bytes a `fairstream-proto` endpoint wrote
+    /// (carried in UDP, RFC 6773: the link's overhead stands for the IPv4 and
+    /// UDP headers).
+    Dccp {
+        /// The whole DCCP packet, header and options included.
+        bytes: Box<[u8]>,
+        /// The application data it carries.
+        payload_len: u32,
+    },
 }
 
 /// A packet in the simulated network.
@@ -69,6 +78,7 @@ impl SimPacket for Packet {
             Body::TcpSegment(segment) => segment.wire_size(),
             Body::TcpAck(ack) => ack.wire_size(),
             Body::Datagram { size } => u64::from(*size),
+            Body::Dccp { bytes, .. } => bytes.len() as u64,
         };
         u32::try_from(bytes).unwrap_or(u32::MAX)
     }

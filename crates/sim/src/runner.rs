@@ -18,15 +18,26 @@
 //! remembers the time it scheduled and ignores wake-ups that were
 //! superseded by an earlier one.
 //!
-//! This step runs TCP NewReno, CBR and on-off flows; the DCCP transports
-//! (`tfrc`, `tfrc-sp`, `ccid2`) are refused with [`SimError::Unsupported`].
+//! Flows are TCP NewReno bulk transfers, CBR and on-off UDP sources, and
+//! DCCP connections (`tfrc`, `tfrc-sp`, `ccid2`) between two real
+//! `fairstream-proto` endpoints whose packets are the bytes they wrote.
 //! TCP's `sack` option is accepted and ignored (the model has no SACK).
+//!
+//! Besides the [`Summary`], a run keeps [`TimeSeries`] (a row every 100 ms
+//! per flow and link direction) and, when asked, writes a pcap capture per
+//! link direction ([`Simulation::capture_with`]).
 //!
 //! [`LinkDirection::next_event`]: crate::link::LinkDirection::next_event
 
+mod capture;
+mod dccp;
 mod flow;
+mod series;
 mod summary;
 
+use std::io::{self, Write};
+
+use fairstream_proto::capture::PcapWriter;
 use fairstream_proto::time::Instant;
 use thiserror::Error;
 
@@ -36,8 +47,16 @@ use crate::network::{direction_index, Body, Network, NetworkError, Packet};
 use crate::scenario::{Hop, Scenario};
 use crate::tcp::TcpConfigError;
 
+use capture::{Captures, FlowAddresses};
+use dccp::node_address;
 use flow::FlowState;
-pub use summary::{FlowSummary, LinkSummary, Summary};
+use series::LinkCounters;
+pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
+pub use summary::{FlowSummary, LinkSummary, PacketAccounting, Summary};
+
+/// How many events pass between two calls of [`Simulation::run_with`]'s
+/// progress hook.
+pub const PROGRESS_EVENTS: u64 = 1 << 14;
 
 /// A scenario the simulator cannot run.
 #[derive(Debug, Error)]
@@ -59,14 +78,6 @@ pub enum SimError {
     NoRoute {
         /// The flow's name.
         flow: String,
-    },
-    /// The flow's transport is not simulated yet.
-    #[error("flow {flow}: transport {cc:?} is not supported by the simulator yet")]
-    Unsupported {
-        /// The flow's name.
-        flow: String,
-        /// The transport's `cc` name.
-        cc: &'static str,
     },
 }
 
@@ -92,6 +103,13 @@ pub struct Simulation {
     link_wakes: Vec<[Option<Instant>; 2]>,
     flows: Vec<FlowState>,
     next_packet_id: u64,
+    accounting: PacketAccounting,
+    /// The time of the next time-series row.
+    next_sample: Instant,
+    series: TimeSeries,
+    link_counters: Vec<[LinkCounters; 2]>,
+    addresses: Vec<FlowAddresses>,
+    captures: Option<Captures>,
     summary: Option<Summary>,
 }
 
@@ -125,25 +143,108 @@ impl Simulation {
             events.schedule(flow.start, Event::FlowWake { flow: index });
             flow.wake_at = Some(flow.start);
         }
+        let addresses = scenario
+            .flows()
+            .iter()
+            .enumerate()
+            .map(|(index, flow)| {
+                FlowAddresses::new(index, node_address(flow.from.0), node_address(flow.to.0))
+            })
+            .collect();
+        let series = TimeSeries {
+            flows: flows
+                .iter()
+                .map(|f| FlowSeries {
+                    name: f.name.clone(),
+                    rows: Vec::new(),
+                })
+                .collect(),
+            links: network
+                .links()
+                .iter()
+                .flat_map(|link| {
+                    let [a, b] = &link.ends;
+                    [format!("{a}->{b}"), format!("{b}->{a}")].map(|direction| LinkSeries {
+                        name: link.name.clone(),
+                        direction,
+                        rows: Vec::new(),
+                    })
+                })
+                .collect(),
+        };
         Ok(Simulation {
             seed,
             end,
             events,
             link_wakes: vec![[None; 2]; network.links().len()],
+            link_counters: vec![[LinkCounters::default(); 2]; network.links().len()],
             network,
             flows,
             next_packet_id: 0,
+            accounting: PacketAccounting::default(),
+            next_sample: Instant::ZERO + SERIES_INTERVAL,
+            series,
+            addresses,
+            captures: None,
             summary: None,
         })
+    }
+
+    /// Captures every packet that crosses each link direction: `open` is
+    /// called once per direction with the link's name (`a-b`) and the
+    /// direction (`a->b`) and returns where its pcap stream goes. Call
+    /// before [`run`](Self::run); [`finish_captures`](Self::finish_captures)
+    /// flushes them.
+    pub fn capture_with(
+        &mut self,
+        mut open: impl FnMut(&str, &str) -> io::Result<Box<dyn Write>>,
+    ) -> io::Result<()> {
+        let mut writers = Vec::with_capacity(self.network.links().len());
+        for link in self.network.links() {
+            let [a, b] = &link.ends;
+            let forward = PcapWriter::new(open(&link.name, &format!("{a}->{b}"))?)?;
+            let reverse = PcapWriter::new(open(&link.name, &format!("{b}->{a}"))?)?;
+            writers.push([forward, reverse]);
+        }
+        self.captures = Some(Captures::new(writers));
+        Ok(())
+    }
+
+    /// Flushes the captures opened by [`capture_with`](Self::capture_with)
+    /// and returns how many packets they hold; the first write error, if
+    /// any, is returned instead.
+    pub fn finish_captures(&mut self) -> io::Result<u64> {
+        match self.captures.take() {
+            Some(captures) => captures.finish(),
+            None => Ok(0),
+        }
+    }
+
+    /// The time series recorded so far (complete after [`run`](Self::run)).
+    pub fn series(&self) -> &TimeSeries {
+        &self.series
     }
 
     /// Runs to the scenario's end (once; later calls return the same
     /// summary) and reports what was measured.
     pub fn run(&mut self) -> Summary {
+        self.run_with(|_| {})
+    }
+
+    /// Runs like [`run`](Self::run), calling `progress` with the simulated
+    /// time every [`PROGRESS_EVENTS`] events (for a progress bar; the hook
+    /// cannot change the run).
+    pub fn run_with(&mut self, mut progress: impl FnMut(Instant)) -> Summary {
         if let Some(summary) = &self.summary {
             return summary.clone();
         }
+        let mut count = 0u64;
         while let Some((now, event)) = self.events.pop_until(self.end) {
+            self.sample_until(now);
+            count += 1;
+            if count % PROGRESS_EVENTS == 0 {
+                progress(now);
+            }
             match event {
                 Event::LinkWake { link, direction } => self.on_link_wake(now, link, direction),
                 Event::Arrive { packet, hop } => self.on_arrive(now, packet, hop),
@@ -151,6 +252,8 @@ impl Simulation {
             }
         }
         self.events.advance_to(self.end);
+        self.sample_until(self.end);
+        progress(self.end);
         let summary = self.summarise();
         self.summary = Some(summary.clone());
         summary
@@ -173,6 +276,7 @@ impl Simulation {
         };
         let deliveries = link_direction.process(now);
         let lost = link_direction.take_lost_packets();
+        self.accounting.channel_losses += lost.len() as u64;
         for packet in lost {
             if packet.toward_receiver {
                 if let Some(flow) = self.flows.get_mut(packet.flow) {
@@ -186,7 +290,14 @@ impl Simulation {
                     .iter()
                     .position(|h| h.link.0 == link && direction_index(h.direction) == direction)
             });
+            if let (Some(captures), Some(addresses)) = (
+                self.captures.as_mut(),
+                self.addresses.get(delivery.packet.flow),
+            ) {
+                captures.record(link, direction, delivery.at, &delivery.packet, addresses);
+            }
             if let Some(hop) = hop {
+                self.accounting.in_flight_between_links += 1;
                 self.events.schedule(
                     delivery.at,
                     Event::Arrive {
@@ -200,6 +311,7 @@ impl Simulation {
     }
 
     fn on_arrive(&mut self, now: Instant, packet: Packet, hop: usize) {
+        self.accounting.in_flight_between_links -= 1;
         let Some(flow) = self.flows.get_mut(packet.flow) else {
             return;
         };
@@ -207,6 +319,7 @@ impl Simulation {
             self.offer(now, next, packet);
             return;
         }
+        self.accounting.delivered += 1;
         let index = packet.flow;
         let out = flow.on_arrival(now, &packet);
         self.send_all(now, index, out);
@@ -242,6 +355,7 @@ impl Simulation {
                 body,
             };
             self.next_packet_id += 1;
+            self.accounting.created += 1;
             self.offer(now, first, packet);
         }
         let Some(flow) = self.flows.get_mut(index) else {
@@ -261,6 +375,7 @@ impl Simulation {
             return;
         };
         if let EnqueueOutcome::Dropped(drop) = link_direction.enqueue(now, packet) {
+            self.accounting.queue_drops += 1;
             if drop.packet.toward_receiver {
                 if let Some(flow) = self.flows.get_mut(drop.packet.flow) {
                     flow.stats.queue_drops += 1;
@@ -292,6 +407,55 @@ impl Simulation {
         }
     }
 
+    /// Records the time-series rows due at or before `now`, before the
+    /// events of `now` change anything.
+    fn sample_until(&mut self, now: Instant) {
+        while self.next_sample <= now {
+            let at = self.next_sample;
+            self.sample(at);
+            self.next_sample = at + SERIES_INTERVAL;
+        }
+    }
+
+    fn sample(&mut self, at: Instant) {
+        let interval_s = SERIES_INTERVAL.as_secs_f64();
+        let bin = (at.as_nanos() / SERIES_INTERVAL.as_nanos() as u64) as usize;
+        for (flow, series) in self.flows.iter().zip(self.series.flows.iter_mut()) {
+            series
+                .rows
+                .push(flow.sample(at, bin.checked_sub(1), interval_s));
+        }
+        let mut index = 0;
+        for (link, counters) in self
+            .network
+            .links()
+            .iter()
+            .zip(self.link_counters.iter_mut())
+        {
+            for (direction, last) in link.directions.iter().zip(counters.iter_mut()) {
+                let stats = direction.stats();
+                let row = LinkSample {
+                    time_s: at.as_secs_f64(),
+                    queue_packets: direction.queue_len_packets() as u64,
+                    queue_bytes: direction.queue_len_bytes(),
+                    throughput_bps: (stats.wire_bytes_sent - last.wire_bytes) as f64 * 8.0
+                        / interval_s,
+                    queue_drops: stats.queue_drops - last.queue_drops,
+                    channel_losses: stats.channel_losses - last.channel_losses,
+                };
+                *last = LinkCounters {
+                    wire_bytes: stats.wire_bytes_sent,
+                    queue_drops: stats.queue_drops,
+                    channel_losses: stats.channel_losses,
+                };
+                if let Some(series) = self.series.links.get_mut(index) {
+                    series.rows.push(row);
+                }
+                index += 1;
+            }
+        }
+    }
+
     fn summarise(&self) -> Summary {
         let links: Vec<LinkSummary> = self
             .network
@@ -299,11 +463,14 @@ impl Simulation {
             .iter()
             .flat_map(|link| summary::link_summaries(link, self.end))
             .collect();
+        let mut packets = self.accounting;
+        packets.in_links = links.iter().map(|l| l.packets_in_flight).sum();
         Summary {
             seed: self.seed,
             sim_time_s: self.end.as_secs_f64(),
             events: self.events.processed(),
-            conservation_ok: links.iter().all(|l| l.conservation_ok),
+            conservation_ok: links.iter().all(|l| l.conservation_ok) && packets.holds(),
+            packets,
             flows: self
                 .flows
                 .iter()

@@ -205,20 +205,27 @@ pub struct Flow {
 /// A flow's transport (`transport = { cc = ... }`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Transport {
-    /// DCCP with CCID 3, TFRC (RFC 4342, RFC 5348), saturating source.
+    /// DCCP with CCID 3, TFRC (RFC 4342, RFC 5348).
     Tfrc {
         /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
         packet_size: Bytes,
+        /// The application's offered rate (`rate`): constant bit rate;
+        /// `None` for a saturating source.
+        app_rate: Option<Rate>,
     },
     /// DCCP with CCID 4, TFRC for small packets (RFC 5622, RFC 4828).
     TfrcSp {
         /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
         packet_size: Bytes,
+        /// The application's offered rate; `None` for a saturating source.
+        app_rate: Option<Rate>,
     },
     /// DCCP with CCID 2, TCP-like congestion control (RFC 4341).
     Ccid2 {
         /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
         packet_size: Bytes,
+        /// The application's offered rate; `None` for a saturating source.
+        app_rate: Option<Rate>,
     },
     /// A TCP NewReno bulk transfer (RFC 6582).
     TcpNewReno {

@@ -278,19 +278,6 @@ queue = { kind = "droptail", packets = 60 }
     assert!(bottleneck.queue_drops > 0);
 }
 
-#[test]
-fn dccp_flows_are_refused_for_now() {
-    let scenario = Scenario::from_str(
-        "[run]\nduration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
-         [[link]]\nbetween = [\"a\", \"b\"]\nrate = \"1mbit\"\ndelay = \"1ms\"\n\
-         [[flow]]\nname = \"v\"\nfrom = \"a\"\nto = \"b\"\ntransport = { cc = \"tfrc\" }\n",
-        "inline.toml",
-    )
-    .unwrap();
-    let error = Simulation::new(&scenario).unwrap_err().to_string();
-    assert!(error.contains("tfrc"), "{error}");
-}
-
 fn trace_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairstream-runner-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temporary directory");

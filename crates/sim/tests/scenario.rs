@@ -40,7 +40,8 @@ fn issue_key_list_parses_with_its_values() {
     assert_eq!(
         flow.transport,
         Transport::Tfrc {
-            packet_size: DEFAULT_PACKET_SIZE
+            packet_size: DEFAULT_PACKET_SIZE,
+            app_rate: None,
         }
     );
     let (a, b) = (flow.from, flow.to);

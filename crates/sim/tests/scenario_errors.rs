@@ -293,14 +293,23 @@ fn kind_specific_keys_are_checked() {
     assert_refused(
         &replaced(
             "transport = { cc = \"tfrc\" }",
-            "transport = { cc = \"tfrc\", rate = \"1mbit\" }",
+            "transport = { cc = \"tfrc\", mss = 1000 }",
         ),
         24,
         &[
-            "flow[0].transport.rate",
-            "unknown key `rate`",
+            "flow[0].transport.mss",
+            "unknown key `mss`",
             "packet_size",
+            "rate",
         ],
+    );
+    assert_refused(
+        &replaced(
+            "transport = { cc = \"tfrc\" }",
+            "transport = { cc = \"tfrc\", rate = \"1 parsec\" }",
+        ),
+        24,
+        &["flow[0].transport.rate"],
     );
     assert_refused(
         &replaced(

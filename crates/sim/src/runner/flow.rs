@@ -1,20 +1,27 @@
-//! One flow's endpoints (a TCP NewReno sender and receiver, or a UDP
-//! application source) and what was measured about it.
+//! One flow's endpoints (a TCP NewReno sender and receiver, a DCCP client
+//! and server running `fairstream-proto`, or a UDP application source) and
+//! what was measured about it.
 
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
 
+use fairstream_proto::conn::Ccid;
+use fairstream_proto::units::{Bytes, Rate};
+
+use super::dccp::{node_address, DccpEnds};
+use super::series::FlowSample;
+use super::SimError;
 use crate::network::{Body, Packet};
 use crate::rng::SimRng;
 use crate::scenario::{Flow, Hop, Transport};
 use crate::source::{Source, SourceConfig};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 
-use super::SimError;
-
 /// The width of the throughput bins behind `rate_cov`.
 pub(super) const BIN: Duration = Duration::from_secs(1);
+/// The width of the bins of the time series (`--out` CSV rows).
+pub(super) const SERIES_BIN: Duration = Duration::from_millis(100);
 
 /// A TCP connection: both ends live in the flow, the network between them.
 #[derive(Debug)]
@@ -33,6 +40,8 @@ pub(super) enum Endpoints {
     Tcp(Box<TcpEnds>),
     /// A UDP application source without congestion control.
     Udp(Source),
+    /// A DCCP connection between two `fairstream-proto` endpoints.
+    Dccp(Box<DccpEnds>),
 }
 
 /// Counters of one flow. Losses count data-direction packets only, so that
@@ -47,7 +56,7 @@ pub(super) struct FlowStats {
     pub(super) bytes_received: u64,
     pub(super) delay_sum_s: f64,
     pub(super) delay_samples: u64,
-    /// `bytes_received` per [`BIN`] from time zero.
+    /// `bytes_received` per [`SERIES_BIN`] from time zero.
     pub(super) bins: Vec<u64>,
 }
 
@@ -124,12 +133,26 @@ impl FlowState {
                 start,
                 SimRng::for_element(seed, &format!("flow:{index}:source")),
             )),
-            Transport::Tfrc { .. } | Transport::TfrcSp { .. } | Transport::Ccid2 { .. } => {
-                return Err(SimError::Unsupported {
-                    flow: flow.name.clone(),
-                    cc: flow.transport.cc_name(),
-                })
-            }
+            Transport::Tfrc {
+                packet_size,
+                app_rate,
+            } => dccp(flow, index, seed, start, Ccid::Tfrc, packet_size, app_rate),
+            Transport::TfrcSp {
+                packet_size,
+                app_rate,
+            } => dccp(
+                flow,
+                index,
+                seed,
+                start,
+                Ccid::TfrcSp,
+                packet_size,
+                app_rate,
+            ),
+            Transport::Ccid2 {
+                packet_size,
+                app_rate,
+            } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
         };
         Ok(FlowState {
             name: flow.name.clone(),
@@ -185,6 +208,11 @@ impl FlowState {
                     }
                 }
             }
+            Endpoints::Dccp(dccp) => {
+                if now >= self.start {
+                    dccp.service(now, active, &mut out);
+                }
+            }
         }
         self.stats.packets_sent += out.iter().filter(|(toward, _)| *toward).count() as u64;
         out
@@ -203,6 +231,16 @@ impl FlowState {
                 [sender, receiver].into_iter().flatten().min()
             }
             Endpoints::Udp(source) => before_stop(source.next_ready()),
+            Endpoints::Dccp(dccp) => {
+                let active = now < self.stop;
+                let next = dccp.next_wake(active);
+                // The stop itself needs a wake-up: the connection closes then.
+                if active {
+                    next.map(|t| t.min(self.stop)).or(Some(self.stop))
+                } else {
+                    next
+                }
+            }
         }
     }
 
@@ -214,6 +252,7 @@ impl FlowState {
             let bytes = match &packet.body {
                 Body::TcpSegment(segment) => segment.len,
                 Body::Datagram { size } => u64::from(*size),
+                Body::Dccp { payload_len, .. } => u64::from(*payload_len),
                 Body::TcpAck(_) => 0,
             };
             self.record_data(now, packet.sent_at, bytes);
@@ -224,6 +263,15 @@ impl FlowState {
                     out.push((false, Body::TcpAck(ack)));
                 }
             }
+            if let (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) =
+                (&mut self.endpoints, &packet.body)
+            {
+                dccp.on_data_side(now, bytes);
+            }
+        } else if let (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) =
+            (&mut self.endpoints, &packet.body)
+        {
+            dccp.on_feedback_side(now, bytes, now < self.stop);
         } else if let (Endpoints::Tcp(tcp), Body::TcpAck(ack)) = (&mut self.endpoints, &packet.body)
         {
             if now < self.stop {
@@ -243,7 +291,7 @@ impl FlowState {
         stats.bytes_received += bytes;
         stats.delay_sum_s += now.saturating_duration_since(sent_at).as_secs_f64();
         stats.delay_samples += 1;
-        let bin = (now.as_nanos() / BIN.as_nanos() as u64) as usize;
+        let bin = (now.as_nanos() / SERIES_BIN.as_nanos() as u64) as usize;
         if stats.bins.len() <= bin {
             stats.bins.resize(bin + 1, 0);
         }
@@ -252,11 +300,49 @@ impl FlowState {
         }
     }
 
+    /// The time-series row at `at` for the bin that ends there (`None`
+    /// before the first bin).
+    pub(super) fn sample(&self, at: Instant, bin: Option<usize>, interval_s: f64) -> FlowSample {
+        let bytes = bin
+            .and_then(|b| self.stats.bins.get(b))
+            .copied()
+            .unwrap_or(0);
+        let (allowed_rate_bps, rtt_s, loss_event_rate) = match &self.endpoints {
+            Endpoints::Tcp(tcp) => {
+                let srtt = tcp.sender.srtt();
+                (
+                    srtt.filter(|r| !r.is_zero())
+                        .map(|r| tcp.sender.cwnd() as f64 * 8.0 / r.as_secs_f64()),
+                    srtt.map(|r| r.as_secs_f64()),
+                    None,
+                )
+            }
+            Endpoints::Udp(_) => (None, None, None),
+            Endpoints::Dccp(dccp) => (
+                dccp.allowed_rate_bps(),
+                dccp.rtt().map(|r| r.as_secs_f64()),
+                if dccp.ccid() == Ccid::Ccid2 {
+                    None
+                } else {
+                    dccp.current_loss_event_rate()
+                },
+            ),
+        };
+        FlowSample {
+            time_s: at.as_secs_f64(),
+            throughput_bps: bytes as f64 * 8.0 / interval_s,
+            allowed_rate_bps,
+            rtt_s,
+            loss_event_rate,
+        }
+    }
+
     /// In-order bytes handed to the receiving application.
     pub(super) fn goodput_bytes(&self) -> u64 {
         match &self.endpoints {
             Endpoints::Tcp(tcp) => tcp.receiver.bytes_delivered(),
             Endpoints::Udp(_) => self.stats.bytes_received,
+            Endpoints::Dccp(dccp) => dccp.stats.app_bytes_delivered,
         }
     }
 
@@ -271,6 +357,17 @@ impl FlowState {
                 })
             }
             Endpoints::Udp(_) => None,
+            // TFRC: loss events the receiver started per data packet it
+            // received (the long-run p of RFC 5348 §5); CCID 2: congestion
+            // events per data packet sent.
+            Endpoints::Dccp(dccp) => {
+                let packets = if dccp.ccid() == Ccid::Ccid2 {
+                    self.stats.packets_sent
+                } else {
+                    dccp.stats.data_packets_received
+                };
+                (packets > 0).then(|| dccp.stats.loss_events as f64 / packets as f64)
+            }
         }
     }
 
@@ -281,8 +378,44 @@ impl FlowState {
                 (tcp.srtt_samples > 0).then(|| tcp.srtt_sum_s / tcp.srtt_samples as f64)
             }
             Endpoints::Udp(_) => None,
+            Endpoints::Dccp(dccp) => (dccp.stats.rtt_samples > 0)
+                .then(|| dccp.stats.rtt_sum_s / dccp.stats.rtt_samples as f64),
         }
     }
+}
+
+/// The endpoints of a DCCP flow with `ccid`.
+fn dccp(
+    flow: &Flow,
+    index: usize,
+    seed: u64,
+    start: Instant,
+    ccid: Ccid,
+    packet_size: Bytes,
+    app_rate: Option<Rate>,
+) -> Endpoints {
+    let size = packet_size_u32(packet_size.get());
+    let config = match app_rate {
+        Some(rate) => SourceConfig::Cbr {
+            rate,
+            packet_size: size,
+        },
+        None => SourceConfig::Saturating { packet_size: size },
+    };
+    let source = Source::new(
+        config,
+        start,
+        SimRng::for_element(seed, &format!("flow:{index}:source")),
+    );
+    Endpoints::Dccp(Box::new(DccpEnds::new(
+        ccid,
+        size as usize,
+        index,
+        node_address(flow.from.0),
+        node_address(flow.to.0),
+        source,
+        SimRng::for_element(seed, &format!("flow:{index}:dccp")),
+    )))
 }
 
 fn packet_size_u32(bytes: u64) -> u32 {

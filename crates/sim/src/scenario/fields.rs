@@ -220,6 +220,17 @@ impl<'a> Fields<'a> {
         rate_at(self.source, text, value.span(), &self.key(key))
     }
 
+    /// An optional rate such as `"2mbit"`, never zero when present.
+    pub(crate) fn optional_rate(
+        &mut self,
+        key: &'static str,
+    ) -> Result<Option<Rate>, ScenarioError> {
+        if self.optional(key).is_none() {
+            return Ok(None);
+        }
+        self.rate(key).map(Some)
+    }
+
     /// A required duration such as `"1.5s"`, never zero.
     pub(crate) fn duration(&mut self, key: &'static str) -> Result<Duration, ScenarioError> {
         let value = self.required(key)?;

@@ -525,12 +525,15 @@ fn transport_from_raw(mut fields: Fields<'_>) -> Result<Transport, ScenarioError
     let transport = match cc {
         "tfrc" => Transport::Tfrc {
             packet_size: packet_size(&mut fields)?,
+            app_rate: fields.optional_rate("rate")?,
         },
         "tfrc-sp" => Transport::TfrcSp {
             packet_size: packet_size(&mut fields)?,
+            app_rate: fields.optional_rate("rate")?,
         },
         "ccid2" => Transport::Ccid2 {
             packet_size: packet_size(&mut fields)?,
+            app_rate: fields.optional_rate("rate")?,
         },
         "tcp-newreno" => Transport::TcpNewReno {
             delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
