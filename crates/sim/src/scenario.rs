@@ -31,6 +31,15 @@
 //! transport = { cc = "tfrc" }
 //! ```
 //!
+//! Transports and their keys (all but `cc` optional unless marked):
+//!
+//! | `cc` | keys |
+//! |---|---|
+//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it) |
+//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (bool, accepted and ignored), `min_rto` |
+//! | `"cbr"` | `rate` (required), `packet_size` |
+//! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
+//!
 //! Knobs with defaults (each a documented constant, used only when the key is
 //! absent): [`DEFAULT_SEED`], [`DEFAULT_OVERHEAD`], [`DEFAULT_QUEUE_PACKETS`],
 //! [`DEFAULT_PACKET_SIZE`], [`DEFAULT_RED_WEIGHT`], and the RED and TCP
@@ -71,6 +80,9 @@ pub const DEFAULT_PACKET_SIZE: Bytes = Bytes(1460);
 /// RED's averaging weight `w_q` when `weight` is absent (Floyd and Jacobson
 /// 1993 recommend 0.002, ns-2's `q_weight_` default).
 pub const DEFAULT_RED_WEIGHT: f64 = 0.002;
+/// TCP's minimum retransmission timeout when `min_rto` is absent: RFC 6298
+/// §2.4, "the RTO SHOULD be rounded up to 1 second".
+pub const DEFAULT_MIN_RTO: Duration = Duration::from_secs(1);
 /// The largest packet size accepted: the largest UDP payload over IPv4.
 pub const MAX_PACKET_SIZE: Bytes = Bytes(65_507);
 
@@ -236,6 +248,10 @@ pub enum Transport {
         sack: bool,
         /// Maximum segment size (default [`DEFAULT_PACKET_SIZE`]).
         mss: Bytes,
+        /// Lower bound of the retransmission timeout (`min_rto`); default
+        /// RFC 6298 §2.4's 1 s ([`DEFAULT_MIN_RTO`]). Linux and ns-2 use
+        /// 200 ms.
+        min_rto: Duration,
     },
     /// Constant bit rate over UDP.
     Cbr {

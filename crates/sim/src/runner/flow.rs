@@ -92,10 +92,14 @@ impl FlowState {
             .map_or(end, |stop| (Instant::ZERO + stop).min(end));
         let endpoints = match flow.transport {
             Transport::TcpNewReno {
-                delayed_ack, mss, ..
+                delayed_ack,
+                mss,
+                min_rto,
+                ..
             } => {
                 let config = TcpConfig {
                     mss: mss.get(),
+                    min_rto,
                     delayed_ack: delayed_ack.then_some(Duration::from_millis(200)),
                     ..TcpConfig::default()
                 };

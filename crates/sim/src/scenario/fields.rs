@@ -240,6 +240,17 @@ impl<'a> Fields<'a> {
         duration_at(self.source, text, value.span(), &self.key(key), false)
     }
 
+    /// An optional duration such as `"200ms"`, never zero when present.
+    pub(crate) fn optional_duration(
+        &mut self,
+        key: &'static str,
+    ) -> Result<Option<Duration>, ScenarioError> {
+        if self.optional(key).is_none() {
+            return Ok(None);
+        }
+        self.duration(key).map(Some)
+    }
+
     /// Refuses keys that future issues will implement.
     pub(crate) fn refuse_unsupported(&self, keys: &[&str], why: &str) -> Result<(), ScenarioError> {
         match keys.iter().find(|key| self.table.contains_key(**key)) {

@@ -539,6 +539,9 @@ fn transport_from_raw(mut fields: Fields<'_>) -> Result<Transport, ScenarioError
             delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
             sack: fields.boolean("sack")?.unwrap_or(false),
             mss: fields.packet_size("mss")?.unwrap_or(DEFAULT_PACKET_SIZE),
+            min_rto: fields
+                .optional_duration("min_rto")?
+                .unwrap_or(super::DEFAULT_MIN_RTO),
         },
         "cbr" => Transport::Cbr {
             rate: fields.rate("rate")?,
