@@ -355,3 +355,52 @@ fn captures_hold_every_delivered_packet() {
         assert_eq!(records, link.packets_delivered, "{direction}");
     }
 }
+
+/// What moves validation 3's ratio (docs/results/validation.md prints this
+/// table): TCP's minimum RTO, the queue, RED, delayed ACKs. The claim the
+/// doc makes and this test checks: with RFC 6298's 1 s floor TCP loses more
+/// to TFRC than with the 200 ms floor of Linux and ns-2, and TCP with delayed
+/// ACKs (b = 2) loses more still.
+#[test]
+fn dumbbell_variants_show_what_moves_the_ratio() {
+    let base = std::fs::read_to_string(validation_file("dumbbell-tcp-tfrc.toml")).unwrap();
+    let rto_1s = base.replace("min_rto = \"200ms\"", "min_rto = \"1s\"");
+    let red = |text: &str| {
+        text.replace(
+            "queue = { kind = \"droptail\", packets = 50 }",
+            "queue = { kind = \"red\", min_th = 5, max_th = 15, max_p = 0.1, limit_packets = 50 }",
+        )
+    };
+    let variants = [
+        ("min RTO 1 s (RFC 6298 default)", rto_1s.clone()),
+        ("min RTO 1 s, 100-packet queue", rto_1s.replace("packets = 50", "packets = 100")),
+        ("min RTO 1 s, 25-packet queue", rto_1s.replace("packets = 50", "packets = 25")),
+        ("min RTO 1 s, RED (5/15/0.1)", red(&rto_1s)),
+        (
+            "min RTO 1 s, TCP with delayed ACKs",
+            rto_1s.replace("min_rto = \"1s\"", "min_rto = \"1s\", delayed_ack = true"),
+        ),
+        ("min RTO 200 ms (the validation)", base.clone()),
+        ("min RTO 200 ms, 100-packet queue", base.replace("packets = 50", "packets = 100")),
+        ("min RTO 200 ms, RED (5/15/0.1)", red(&base)),
+    ];
+    let mut ratios = Vec::new();
+    eprintln!("| variant | TFRC / TCP | TFRC p | TCP p |\n|---|---|---|---|");
+    for (name, text) in variants {
+        let s = run(&Scenario::from_str(&text, "dumbbell-variant.toml").unwrap());
+        let mean = |cc: &str, value: fn(&fairstream_sim::runner::FlowSummary) -> f64| {
+            let values: Vec<f64> = s.flows.iter().filter(|f| f.cc == cc).map(value).collect();
+            values.iter().sum::<f64>() / values.len() as f64
+        };
+        let ratio = mean("tfrc", |f| f.throughput_bps) / mean("tcp-newreno", |f| f.throughput_bps);
+        eprintln!(
+            "| {name} | {ratio:.3} | {:.4} | {:.4} |",
+            mean("tfrc", |f| f.loss_event_rate.unwrap()),
+            mean("tcp-newreno", |f| f.loss_event_rate.unwrap())
+        );
+        ratios.push(ratio);
+    }
+    assert!(ratios[0] > ratios[5], "1 s floor {} vs 200 ms {}", ratios[0], ratios[5]);
+    assert!(ratios[4] > ratios[0], "delayed ACKs {} vs none {}", ratios[4], ratios[0]);
+    assert!(ratios[7] < ratios[3], "RED: 200 ms {} vs 1 s {}", ratios[7], ratios[3]);
+}
