@@ -1,14 +1,16 @@
 //! `fairstream`: the command-line front end.
 //!
-//! Only the `equation` subcommand exists so far; the others of DESIGN.md
-//! (`send`, `recv`, `relay`, `emulate`, `simulate`, `sweep`) are added as
-//! they come to work.
+//! Subcommands so far: `equation` and `simulate`; the others of DESIGN.md
+//! (`send`, `recv`, `relay`, `emulate`, `sweep`) are added as they come to
+//! work.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 mod equation_cmd;
+mod plots;
+mod simulate_cmd;
 
 /// fairstream: TCP-friendly video streaming over lossy wireless last hops.
 #[derive(Debug, Parser)]
@@ -27,6 +29,13 @@ enum Command {
     /// Given --p, prints the rate the equation allows; given --rate, prints the
     /// loss event rate p that gives it.
     Equation(equation_cmd::EquationArgs),
+    /// Run a scenario file in the deterministic network simulator
+    ///
+    /// Prints a JSON summary (per flow: throughput, goodput, losses split into
+    /// congestion and channel losses, loss event rate, RTT, delay, rate
+    /// variation; per link direction: utilisation, drops) on stdout. The same
+    /// scenario and seed always give the same output, byte for byte.
+    Simulate(simulate_cmd::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Equation(args) => equation_cmd::run(&args),
+        Command::Simulate(args) => simulate_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

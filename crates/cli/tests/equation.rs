@@ -227,7 +227,7 @@ fn version_and_help() {
         .find(|line| line.trim_start().starts_with("equation"))
         .unwrap_or_else(|| panic!("no `equation` in\n{help}"));
     assert!(line.contains("throughput equation"), "{line}");
-    // Only subcommands that work are listed: equation and clap's help.
+    // Only subcommands that work are listed, and clap's help.
     let commands: Vec<&str> = help
         .lines()
         .skip_while(|line| !line.starts_with("Commands:"))
@@ -235,5 +235,5 @@ fn version_and_help() {
         .take_while(|line| line.starts_with("  "))
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["equation", "help"]);
+    assert_eq!(commands, ["equation", "simulate", "help"]);
 }

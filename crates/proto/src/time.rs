@@ -49,9 +49,13 @@ impl Instant {
         self.0
     }
 
-    /// Seconds since the epoch, as a float.
+    /// Seconds since the epoch, as a float: whole seconds and round
+    /// fractions (60 s, 0.1 s) come out exact, as with
+    /// [`Duration::as_secs_f64`].
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        let seconds = self.0 / 1_000_000_000;
+        let nanos = self.0 % 1_000_000_000;
+        seconds as f64 + nanos as f64 / 1e9
     }
 
     /// Time elapsed from `earlier` to `self`, or zero if `earlier` is later.
@@ -114,6 +118,14 @@ impl fmt::Display for Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_are_exact_for_round_values() {
+        assert_eq!(Instant::from_nanos(60_000_000_000).as_secs_f64(), 60.0);
+        assert_eq!(Instant::from_nanos(59_900_000_000).as_secs_f64(), 59.9);
+        assert_eq!(Instant::from_nanos(100_000_000).as_secs_f64(), 0.1);
+        assert_eq!(Instant::from_nanos(1).as_secs_f64(), 1e-9);
+    }
 
     #[test]
     fn arithmetic_saturates() {

@@ -51,7 +51,14 @@ fn every_named_test_and_file_exists() {
         }
         for span in code_spans(cells[2]) {
             let path = span.split_whitespace().next().unwrap_or(span);
-            if path.ends_with(".rs") && !root.join("crates/proto/src").join(path).exists() {
+            // Paths are relative to crates/proto/src, unless they start at
+            // the repository's root (`crates/sim/src/...`).
+            let file = if path.starts_with("crates/") {
+                root.join(path)
+            } else {
+                root.join("crates/proto/src").join(path)
+            };
+            if path.ends_with(".rs") && !file.exists() {
                 missing.push(format!("code file `{path}` in: {line}"));
             }
         }

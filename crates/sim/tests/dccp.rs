@@ -373,15 +373,24 @@ fn dumbbell_variants_show_what_moves_the_ratio() {
     };
     let variants = [
         ("min RTO 1 s (RFC 6298 default)", rto_1s.clone()),
-        ("min RTO 1 s, 100-packet queue", rto_1s.replace("packets = 50", "packets = 100")),
-        ("min RTO 1 s, 25-packet queue", rto_1s.replace("packets = 50", "packets = 25")),
+        (
+            "min RTO 1 s, 100-packet queue",
+            rto_1s.replace("packets = 50", "packets = 100"),
+        ),
+        (
+            "min RTO 1 s, 25-packet queue",
+            rto_1s.replace("packets = 50", "packets = 25"),
+        ),
         ("min RTO 1 s, RED (5/15/0.1)", red(&rto_1s)),
         (
             "min RTO 1 s, TCP with delayed ACKs",
             rto_1s.replace("min_rto = \"1s\"", "min_rto = \"1s\", delayed_ack = true"),
         ),
         ("min RTO 200 ms (the validation)", base.clone()),
-        ("min RTO 200 ms, 100-packet queue", base.replace("packets = 50", "packets = 100")),
+        (
+            "min RTO 200 ms, 100-packet queue",
+            base.replace("packets = 50", "packets = 100"),
+        ),
         ("min RTO 200 ms, RED (5/15/0.1)", red(&base)),
     ];
     let mut ratios = Vec::new();
@@ -400,7 +409,22 @@ fn dumbbell_variants_show_what_moves_the_ratio() {
         );
         ratios.push(ratio);
     }
-    assert!(ratios[0] > ratios[5], "1 s floor {} vs 200 ms {}", ratios[0], ratios[5]);
-    assert!(ratios[4] > ratios[0], "delayed ACKs {} vs none {}", ratios[4], ratios[0]);
-    assert!(ratios[7] < ratios[3], "RED: 200 ms {} vs 1 s {}", ratios[7], ratios[3]);
+    assert!(
+        ratios[0] > ratios[5],
+        "1 s floor {} vs 200 ms {}",
+        ratios[0],
+        ratios[5]
+    );
+    assert!(
+        ratios[4] > ratios[0],
+        "delayed ACKs {} vs none {}",
+        ratios[4],
+        ratios[0]
+    );
+    assert!(
+        ratios[7] < ratios[3],
+        "RED: 200 ms {} vs 1 s {}",
+        ratios[7],
+        ratios[3]
+    );
 }

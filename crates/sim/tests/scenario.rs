@@ -333,6 +333,8 @@ fn toml_files(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every scenario file in `experiments/` and the one in the README parse
+/// and run.
 #[test]
 fn every_scenario_under_experiments_parses() {
     let experiments = manifest_dir().join("../../experiments");
@@ -343,8 +345,36 @@ fn every_scenario_under_experiments_parses() {
         "expected example scenarios, found {files:?}"
     );
     for file in files {
-        if let Err(e) = Scenario::from_file(&file) {
-            panic!("{} does not parse: {e}", file.display());
-        }
+        let scenario = match Scenario::from_file(&file) {
+            Ok(scenario) => scenario,
+            Err(e) => panic!("{} does not parse: {e}", file.display()),
+        };
+        // And runs: two simulated seconds of it, every packet accounted for.
+        let short = scenario
+            .with_duration(std::time::Duration::from_secs(2))
+            .unwrap();
+        let summary = fairstream_sim::runner::Simulation::new(&short)
+            .unwrap_or_else(|e| panic!("{} does not build: {e}", file.display()))
+            .run();
+        assert!(summary.conservation_ok, "{}", file.display());
     }
+}
+
+/// The scenario the README shows runs as written.
+#[test]
+fn the_readme_scenario_runs() {
+    let readme = std::fs::read_to_string(manifest_dir().join("../../README.md")).unwrap();
+    let block = readme
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```toml block in README.md");
+    let scenario = Scenario::from_str(block, "README.md")
+        .unwrap_or_else(|e| panic!("the README scenario does not parse: {e}"))
+        .with_duration(std::time::Duration::from_secs(5))
+        .unwrap();
+    let summary = fairstream_sim::runner::Simulation::new(&scenario)
+        .unwrap()
+        .run();
+    assert!(summary.flows[0].throughput_bps > 0.0);
 }
