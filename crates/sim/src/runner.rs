@@ -21,7 +21,7 @@
 //! Flows are TCP NewReno bulk transfers, CBR and on-off UDP sources, and
 //! DCCP connections (`tfrc`, `tfrc-sp`, `ccid2`) between two real
 //! `fairstream-proto` endpoints whose packets are the bytes they wrote.
-//! TCP's `sack` option is accepted and ignored (the model has no SACK).
+//! The TCP model has no SACK; the scenario refuses `sack = true`.
 //!
 //! Besides the [`Summary`], a run keeps [`TimeSeries`] (a row every 100 ms
 //! per flow and link direction) and, when asked, writes a pcap capture per

@@ -36,7 +36,7 @@
 //! | `cc` | keys |
 //! |---|---|
 //! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it) |
-//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (bool, accepted and ignored), `min_rto` |
+//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
 //!
@@ -244,7 +244,8 @@ pub enum Transport {
         /// Delayed acknowledgements (RFC 5681 §4.2); default `false`, as
         /// ns-2's `Agent/TCPSink`.
         delayed_ack: bool,
-        /// Selective acknowledgements (RFC 2018); default `false`.
+        /// Selective acknowledgements (RFC 2018): always `false`; the model
+        /// has no SACK, and `sack = true` is refused.
         sack: bool,
         /// Maximum segment size (default [`DEFAULT_PACKET_SIZE`]).
         mss: Bytes,

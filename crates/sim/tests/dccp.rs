@@ -120,57 +120,15 @@ fn tfrc_and_tcp_share_a_dumbbell() {
     assert!(bottleneck.utilization > 0.9);
 }
 
-/// Every DCCP transport carries data over a lossy, congested path, and
-/// each reports the figures its congestion control has.
-const ALL_DCCP: &str = r#"
-[run]
-duration = "30s"
-seed = 11
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-[[node]]
-name = "b"
-[[link]]
-between = ["a", "r"]
-rate = "20mbit"
-delay = "5ms"
-[[link]]
-between = ["r", "b"]
-rate = "4mbit"
-delay = "20ms"
-queue = { kind = "droptail", packets = 30 }
-loss = { kind = "gilbert-elliott", p_good_good = 0.95, p_bad_bad = 0.94, loss_good = 0.001, loss_bad = 0.05 }
-[[flow]]
-name = "tfrc"
-from = "a"
-to = "b"
-transport = { cc = "tfrc" }
-[[flow]]
-name = "tfrc-sp"
-from = "a"
-to = "b"
-start = "1s"
-transport = { cc = "tfrc-sp", packet_size = 200 }
-[[flow]]
-name = "ccid2"
-from = "a"
-to = "b"
-start = "2s"
-transport = { cc = "ccid2" }
-[[flow]]
-name = "tcp"
-from = "a"
-to = "b"
-start = "3s"
-stop = "25s"
-transport = { cc = "tcp-newreno" }
-"#;
+/// Every DCCP transport carries data over a lossy, congested path
+/// (`experiments/validation/all-transports.toml`).
+fn all_transports() -> String {
+    std::fs::read_to_string(validation_file("all-transports.toml")).unwrap()
+}
 
 #[test]
 fn every_dccp_transport_moves_data() {
-    let s = run_text(ALL_DCCP);
+    let s = run_text(&all_transports());
     for flow in &s.flows {
         eprintln!("{flow:?}");
         assert!(flow.throughput_bps > 10e3, "{}: {flow:?}", flow.name);
@@ -263,7 +221,7 @@ transport = { cc = "tfrc" }
 /// for byte; another seed gives another run.
 #[test]
 fn same_seed_same_json_and_csv_other_seed_differs() {
-    let scenario = Scenario::from_str(ALL_DCCP, "all-dccp.toml")
+    let scenario = Scenario::from_str(&all_transports(), "all-transports.toml")
         .unwrap()
         .with_duration(Duration::from_secs(10))
         .unwrap();
@@ -314,7 +272,7 @@ fn captures_hold_every_delivered_packet() {
         }
     }
 
-    let scenario = Scenario::from_str(ALL_DCCP, "all-dccp.toml")
+    let scenario = Scenario::from_str(&all_transports(), "all-transports.toml")
         .unwrap()
         .with_duration(Duration::from_secs(5))
         .unwrap();

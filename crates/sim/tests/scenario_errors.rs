@@ -314,6 +314,14 @@ fn kind_specific_keys_are_checked() {
     assert_refused(
         &replaced(
             "transport = { cc = \"tfrc\" }",
+            "transport = { cc = \"tcp-newreno\", sack = true }",
+        ),
+        24,
+        &["flow[0].transport.sack", "not modelled"],
+    );
+    assert_refused(
+        &replaced(
+            "transport = { cc = \"tfrc\" }",
             "transport = { cc = \"tcp-newreno\", min_rto = \"0ms\" }",
         ),
         24,

@@ -537,7 +537,18 @@ fn transport_from_raw(mut fields: Fields<'_>) -> Result<Transport, ScenarioError
         },
         "tcp-newreno" => Transport::TcpNewReno {
             delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
-            sack: fields.boolean("sack")?.unwrap_or(false),
+            sack: match fields.boolean("sack")? {
+                // The model has no SACK scoreboard: asking for one is refused
+                // rather than silently ignored.
+                Some(true) => {
+                    return Err(fields.error(
+                        "sack",
+                        "SACK (RFC 2018) is not modelled by the simulator's TCP; \
+                         use sack = false or leave the key out",
+                    ))
+                }
+                _ => false,
+            },
             mss: fields.packet_size("mss")?.unwrap_or(DEFAULT_PACKET_SIZE),
             min_rto: fields
                 .optional_duration("min_rto")?
