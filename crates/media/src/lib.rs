@@ -3,5 +3,11 @@
 //! Video as the papers judge it: frames and GOPs, sources (H.264 Annex B files,
 //! EvalVid traces, a built-in generator), the playout buffer with start-up delay
 //! and stalls, paper 003's smoothing schedules, PSNR/SSIM and the E-model, and
-//! packet-level FEC. See `DESIGN.md`; this crate is filled by the video issue and
-//! has no code yet.
+//! packet-level FEC. See `DESIGN.md`.
+//!
+//! Built so far:
+//! - [`h264`]: Annex B byte streams split into NAL units and access units,
+//!   with each frame's type (I/P/B, IDR) and `frame_num` from its slice
+//!   headers.
+
+pub mod h264;

@@ -1,0 +1,143 @@
+use proptest::prelude::*;
+
+use super::*;
+
+fn shared(name: &str) -> Option<Vec<u8>> {
+    let path = fairstream_testkit::shared_file(&format!("data/video/{name}"))?;
+    Some(std::fs::read(path).unwrap())
+}
+
+#[test]
+fn start_codes_of_three_and_four_bytes_split_units() {
+    let stream = [
+        0, 0, 0, 1, 0x67, 1, 2, // SPS (4-byte start code)
+        0, 0, 1, 0x68, 3, // PPS
+        0, 0, 0, 1, 0x65, 4, 5, 0, 0, // IDR slice with trailing zeros
+    ];
+    let units = split_nal_units(&stream);
+    let types: Vec<u8> = units.iter().map(|u| u.nal_type).collect();
+    assert_eq!(types, [7, 8, 5]);
+    assert_eq!(&stream[units[0].range.clone()], &[0x67, 1, 2]);
+    assert_eq!(&stream[units[2].range.clone()], &[0x65, 4, 5]);
+    assert_eq!(units[2].ref_idc, 3);
+}
+
+#[test]
+fn what_is_not_annex_b_is_an_error_that_says_so() {
+    let error = parse_stream(b"GIF89a, certainly not video").unwrap_err();
+    assert!(
+        error.to_string().contains("not an H.264 Annex B stream"),
+        "{error}"
+    );
+    assert!(matches!(
+        parse_stream(&[]),
+        Err(H264Error::NotAnnexB { .. })
+    ));
+    // Start codes, but only parameter sets.
+    let error = parse_stream(&[0, 0, 1, 0x67, 0x42, 0, 0, 1, 0x68, 0xce]).unwrap_err();
+    assert!(
+        matches!(error, H264Error::NoPictures { nal_units: 2 }),
+        "{error}"
+    );
+}
+
+#[test]
+fn foreman_qcif_has_100_frames_4_idr_and_96_p() {
+    let Some(stream) = shared("BA_MW_D.264") else {
+        return;
+    };
+    let report = parse_stream(&stream).unwrap();
+    assert_eq!(report.damaged_nal_units, 0);
+    assert_eq!(report.picture_size, Some((176, 144)));
+    let frames = &report.access_units;
+    assert_eq!(frames.len(), 100);
+    assert_eq!(frames.iter().filter(|f| f.idr).count(), 4);
+    assert_eq!(
+        frames
+            .iter()
+            .filter(|f| f.frame_type == Some(FrameType::P))
+            .count(),
+        96
+    );
+    assert!(frames.iter().all(|f| f.frame_type.is_some()));
+    // frame_num restarts at 0 on every IDR and counts up between them.
+    for pair in frames.windows(2) {
+        let next = pair[1].frame_num.unwrap();
+        if pair[1].idr {
+            assert_eq!(next, 0);
+        } else {
+            assert!(next > pair[0].frame_num.unwrap() || next == 0, "{pair:?}");
+        }
+    }
+    let total: usize = frames.iter().map(AccessUnit::size_bytes).sum();
+    assert!(total > stream.len() * 9 / 10 && total < stream.len());
+}
+
+#[test]
+fn a_removed_p_frame_leaves_99_frames() {
+    let Some(stream) = shared("BA_MW_D_P_LOST.264") else {
+        return;
+    };
+    let report = parse_stream(&stream).unwrap();
+    assert_eq!(report.access_units.len(), 99);
+    assert_eq!(report.access_units.iter().filter(|f| f.idr).count(), 4);
+    // The gap shows in frame_num: one step of two.
+    let gaps = report
+        .access_units
+        .windows(2)
+        .filter(|p| !p[1].idr && p[1].frame_num.unwrap() == p[0].frame_num.unwrap() + 2)
+        .count();
+    assert_eq!(gaps, 1);
+}
+
+#[test]
+fn foreman_cif_main_profile_has_300_frames_of_14_slices() {
+    let Some(stream) = shared("test_cif_P_CABAC_slice.264") else {
+        return;
+    };
+    let report = parse_stream(&stream).unwrap();
+    assert_eq!(report.picture_size, Some((352, 288)));
+    assert_eq!(report.access_units.len(), 300);
+    assert!(report.access_units[0].idr);
+    assert_eq!(report.access_units[0].frame_type, Some(FrameType::I));
+    assert!(report.access_units[1..]
+        .iter()
+        .all(|f| f.frame_type == Some(FrameType::P) && !f.idr));
+    assert!(report.access_units.iter().all(|f| f.slices().count() == 14));
+}
+
+#[test]
+fn truncated_and_corrupted_streams_are_parsed_as_far_as_they_go() {
+    let Some(stream) = shared("BA_MW_D.264") else {
+        return;
+    };
+    // Cut in the middle of a NAL unit: the frames before the cut remain.
+    let cut = &stream[..stream.len() / 2 + 7];
+    let report = parse_stream(cut).unwrap();
+    assert!(report.access_units.len() >= 45 && report.access_units.len() <= 55);
+    // Bytes flipped all over: never a panic; the damage is counted.
+    let mut flipped = stream.clone();
+    for i in (100..flipped.len()).step_by(997) {
+        flipped[i] ^= 0xa5;
+    }
+    let report = parse_stream(&flipped).unwrap();
+    assert!(!report.access_units.is_empty());
+}
+
+proptest! {
+    #[test]
+    fn any_bytes_parse_or_fail_cleanly(bytes in proptest::collection::vec(any::<u8>(), 0..2000)) {
+        let _ = parse_stream(&bytes);
+    }
+
+    #[test]
+    fn any_bytes_after_a_start_code_never_panic(
+        body in proptest::collection::vec(any::<u8>(), 0..400),
+        nal in prop_oneof![Just(0x65u8), Just(0x41), Just(0x67), Just(0x68), any::<u8>()],
+    ) {
+        let mut stream = vec![0, 0, 0, 1, 0x67, 0x42, 0xc0, 0x1e, 0xda, 0x02, 0x80, 0xbf,
+                              0, 0, 0, 1, 0x68, 0xce, 0x3c, 0x80, 0, 0, 0, 1, nal];
+        stream.extend_from_slice(&body);
+        let _ = parse_stream(&stream);
+    }
+}
