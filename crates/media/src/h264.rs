@@ -157,6 +157,14 @@ pub struct AccessUnit {
     pub idr: bool,
     /// `frame_num` of its first slice, if it could be read.
     pub frame_num: Option<u32>,
+    /// Whether it is a reference picture (its slices' `nal_ref_idc` > 0).
+    pub reference: bool,
+    /// Frames that `frame_num` says are missing just before this one: a
+    /// gap in the numbering of reference pictures (§7.4.3: a picture's
+    /// `frame_num` is the previous reference picture's plus one, modulo
+    /// MaxFrameNum). Used to keep frame positions when whole frames were
+    /// lost; zero after an IDR or when the numbering is unknown.
+    pub frames_missing_before: usize,
     /// Its NAL units, in stream order.
     pub nal_units: Vec<NalUnit>,
 }
@@ -202,6 +210,8 @@ struct SliceHeader {
     slice_type: u32,
     pps_id: u32,
     frame_num: Option<u32>,
+    /// MaxFrameNum = 2^(log2_max_frame_num) of its SPS.
+    max_frame_num: Option<u32>,
 }
 
 /// Parses the byte stream: NAL units, access units and frame types.
@@ -223,6 +233,8 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
     let mut picture_size = None;
     let mut access_units: Vec<AccessUnit> = Vec::new();
     let mut current: Option<AccessUnit> = None;
+    let mut current_max: Option<u32> = None;
+    let mut maxes: Vec<Option<u32>> = Vec::new();
     let mut seen_slice = false;
     let mut last_slice: Option<(SliceHeader, bool)> = None;
 
@@ -293,6 +305,7 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
         if starts_new {
             if let Some(done) = current.take() {
                 access_units.push(done);
+                maxes.push(current_max.take());
             }
             seen_slice = false;
         }
@@ -301,11 +314,17 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
             frame_type: None,
             idr: false,
             frame_num: None,
+            reference: false,
+            frames_missing_before: 0,
             nal_units: Vec::new(),
         });
         if unit.is_slice() {
             seen_slice = true;
             au.idr |= unit.nal_type == nal_type::IDR;
+            au.reference |= unit.ref_idc > 0;
+            if current_max.is_none() {
+                current_max = header.and_then(|h| h.max_frame_num);
+            }
             if let Some(h) = header {
                 let this = match h.slice_type % 5 {
                     0 | 3 => FrameType::P,
@@ -320,17 +339,52 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
     }
     if let Some(done) = current.take() {
         access_units.push(done);
+        maxes.push(current_max.take());
     }
     // Parameter sets at the very end without a picture form no frame.
-    access_units.retain(|au| au.slices().next().is_some());
+    let mut kept = Vec::with_capacity(access_units.len());
+    let mut kept_maxes = Vec::with_capacity(access_units.len());
+    for (au, max) in access_units.into_iter().zip(maxes) {
+        if au.slices().next().is_some() {
+            kept.push(au);
+            kept_maxes.push(max);
+        }
+    }
+    let mut access_units = kept;
     for (index, au) in access_units.iter_mut().enumerate() {
         au.index = index;
     }
+    count_missing_frames(&mut access_units, &kept_maxes);
     Ok(StreamReport {
         access_units,
         damaged_nal_units: damaged,
         picture_size,
     })
+}
+
+/// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps: after
+/// a reference picture numbered p, the next picture is numbered p + 1
+/// (mod MaxFrameNum); a larger step means lost frames. Gaps of half the
+/// number space or more are taken as a numbering the parser cannot follow,
+/// not as losses.
+fn count_missing_frames(access_units: &mut [AccessUnit], maxes: &[Option<u32>]) {
+    let mut last_reference: Option<u32> = None;
+    for (au, max) in access_units.iter_mut().zip(maxes) {
+        if au.idr {
+            last_reference = au.frame_num.filter(|_| au.reference);
+            continue;
+        }
+        if let (Some(previous), Some(current), Some(max)) = (last_reference, au.frame_num, *max) {
+            let expected = (previous + 1) % max;
+            let gap = (current + max - expected) % max;
+            if gap > 0 && gap < max / 2 {
+                au.frames_missing_before = gap as usize;
+            }
+        }
+        if au.reference {
+            last_reference = au.frame_num.or(last_reference);
+        }
+    }
 }
 
 /// §7.3.2.1.1: the sequence parameter set, as far as `frame_num`'s width
@@ -445,20 +499,19 @@ fn parse_slice_header(
         return None;
     }
     let pps_id = r.ue().ok()?;
-    let frame_num = pps
-        .get(&pps_id)
-        .and_then(|sps_id| sps.get(sps_id))
-        .and_then(|sps| {
-            if sps.separate_colour_plane {
-                r.bits(2).ok()?; // colour_plane_id
-            }
-            r.bits(sps.log2_max_frame_num).ok()
-        });
+    let sps = pps.get(&pps_id).and_then(|sps_id| sps.get(sps_id));
+    let frame_num = sps.and_then(|sps| {
+        if sps.separate_colour_plane {
+            r.bits(2).ok()?; // colour_plane_id
+        }
+        r.bits(sps.log2_max_frame_num).ok()
+    });
     Some(SliceHeader {
         first_mb,
         slice_type,
         pps_id,
         frame_num,
+        max_frame_num: sps.map(|s| 1 << s.log2_max_frame_num),
     })
 }
 

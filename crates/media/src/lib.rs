@@ -10,4 +10,12 @@
 //!   with each frame's type (I/P/B, IDR) and `frame_num` from its slice
 //!   headers.
 
+pub mod generator;
 pub mod h264;
+pub mod quality;
+pub mod yuv;
+
+// The one module with `unsafe` code: OpenH264's raw decoder API, needed to
+// decode with error concealment (see the module's documentation).
+#[allow(unsafe_code)]
+pub mod codec;

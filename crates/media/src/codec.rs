@@ -1,0 +1,353 @@
+//! H.264 encoding and decoding in-process with OpenH264 (the `openh264`
+//! crate, built from its bundled source).
+//!
+//! **Decoding with error concealment.** The crate's safe `decode()` leaves
+//! OpenH264's concealment off and treats a frame the decoder flagged as
+//! concealed as an error, so a lossy stream loses every damaged frame. A
+//! receiver wants the opposite: [`Decoder`] sets `DECODER_OPTION_ERROR_CON_IDC`
+//! (default [`DEFAULT_CONCEALMENT`], OpenH264's slice-copy with motion
+//! vectors across IDR) and accepts frames returned with
+//! `dsDataErrorConcealed`. That needs the crate's raw API, so this module is
+//! the crate's only `unsafe` code; each block says why it is sound.
+//!
+//! **Frame alignment** is the caller's: [`decode_aligned`] feeds one access
+//! unit per reference frame and repeats the previous picture when the decoder
+//! gives none (EvalVid's convention), so that frame *i* lines up with
+//! reference frame *i*.
+
+use std::ptr::null_mut;
+
+use openh264::decoder::{Decoder as OpenH264Decoder, DecoderConfig};
+use openh264::encoder::{BitRate, Encoder as OpenH264Encoder, EncoderConfig, FrameRate};
+use openh264::encoder::{IntraFramePeriod, RateControlMode};
+use openh264::formats::YUVBuffer;
+use openh264::OpenH264API;
+use openh264_sys2::{
+    dsDstBufNeedExpan, dsInitialOptExpected, dsInvalidArgument, dsOutOfMemory, SBufferInfo,
+    DECODER_OPTION_ERROR_CON_IDC,
+};
+
+use crate::yuv::{Frame, YuvError};
+
+/// OpenH264's `ERROR_CON_SLICE_MV_COPY_CROSS_IDR` (6): conceal lost slices
+/// by copying with the neighbours' motion vectors, also across IDRs.
+pub const DEFAULT_CONCEALMENT: u8 = 6;
+/// The largest concealment mode OpenH264 knows
+/// (`ERROR_CON_SLICE_MV_COPY_CROSS_IDR_FREEZE_RES_CHANGE`).
+pub const MAX_CONCEALMENT: u8 = 7;
+
+/// What went wrong in the codec.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    /// OpenH264 refused to start or reported a fatal state.
+    #[error("OpenH264: {0}")]
+    OpenH264(String),
+    /// A concealment mode outside 0-7.
+    #[error("concealment mode {0} does not exist (OpenH264 has modes 0 to 7)")]
+    BadConcealment(u8),
+    /// The decoder produced a picture this crate cannot hold.
+    #[error("decoded picture: {0}")]
+    Picture(#[from] YuvError),
+    /// Encoder settings out of range.
+    #[error("encoder: {0}")]
+    BadEncoderSettings(String),
+}
+
+/// An H.264 decoder that conceals errors.
+pub struct Decoder {
+    inner: OpenH264Decoder,
+    concealed: u64,
+}
+
+impl std::fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoder")
+            .field("concealed", &self.concealed)
+            .finish()
+    }
+}
+
+impl Decoder {
+    /// A decoder with concealment mode `concealment` (0 turns it off; see
+    /// [`DEFAULT_CONCEALMENT`]).
+    #[allow(unsafe_code)]
+    pub fn new(concealment: u8) -> Result<Decoder, CodecError> {
+        if concealment > MAX_CONCEALMENT {
+            return Err(CodecError::BadConcealment(concealment));
+        }
+        let mut inner =
+            OpenH264Decoder::with_api_config(OpenH264API::from_source(), DecoderConfig::new())
+                .map_err(|e| CodecError::OpenH264(e.to_string()))?;
+        let mut mode = std::os::raw::c_int::from(concealment);
+        // SAFETY: the decoder was initialised by `with_api_config`; the
+        // option is an int read during the call, and `mode` outlives it.
+        let status = unsafe {
+            inner
+                .raw_api()
+                .set_option(DECODER_OPTION_ERROR_CON_IDC, (&raw mut mode).cast())
+        };
+        if status != 0 {
+            return Err(CodecError::OpenH264(format!(
+                "setting concealment mode {concealment} failed ({status})"
+            )));
+        }
+        Ok(Decoder {
+            inner,
+            concealed: 0,
+        })
+    }
+
+    /// Pictures returned with a decoding state other than error-free so
+    /// far: concealed, or predicted from a concealed picture.
+    pub fn concealed(&self) -> u64 {
+        self.concealed
+    }
+
+    /// Decodes one access unit (Annex B, start codes included; it may be
+    /// damaged or incomplete), tagged `tag`, and returns the pictures the
+    /// decoder produced, each with the tag of the access unit it came from
+    /// (normally this one; OpenH264 may also finish an earlier picture).
+    ///
+    /// The unit is given to `DecodeFrame2` and then the end of the unit is
+    /// signalled with `DecodeFrame2(NULL, 0)`, as OpenH264's own console
+    /// decoder does: `DecodeFrameNoDelay` cannot finish (and conceal) a
+    /// picture that lost its last slices (OpenH264 issue 3077).
+    #[allow(unsafe_code)]
+    pub fn decode(
+        &mut self,
+        access_unit: &[u8],
+        tag: u64,
+    ) -> Result<Vec<(u64, Frame)>, CodecError> {
+        let mut pictures = Vec::new();
+        if access_unit.is_empty() {
+            return Ok(pictures);
+        }
+        let length = std::os::raw::c_int::try_from(access_unit.len())
+            .map_err(|_| CodecError::OpenH264("access unit larger than 2 GiB".into()))?;
+        for (source, source_len) in [(access_unit.as_ptr(), length), (std::ptr::null(), 0)] {
+            let mut planes: [*mut u8; 3] = [null_mut(); 3];
+            // OpenH264 carries the input's time stamp to the picture it makes.
+            let mut info = SBufferInfo {
+                uiInBsTimeStamp: tag,
+                ..SBufferInfo::default()
+            };
+            // SAFETY: the source pointer and length describe `access_unit`,
+            // which is borrowed for the call (or are null and 0, the
+            // documented end-of-unit call); `planes` and `info` are valid
+            // out-parameters of the sizes OpenH264 writes (three pointers
+            // and one SBufferInfo).
+            let state = unsafe {
+                self.inner.raw_api().decode_frame2(
+                    source,
+                    source_len,
+                    planes.as_mut_ptr(),
+                    &raw mut info,
+                )
+            };
+            let fatal =
+                dsInvalidArgument | dsInitialOptExpected | dsOutOfMemory | dsDstBufNeedExpan;
+            if state & fatal != 0 {
+                return Err(CodecError::OpenH264(format!("decoding state {state:#x}")));
+            }
+            if let Some(picture) = self.take_picture(&planes, &info, state)? {
+                pictures.push(picture);
+            }
+        }
+        Ok(pictures)
+    }
+
+    /// Copies out the picture OpenH264 returned, if there is one.
+    #[allow(unsafe_code)]
+    fn take_picture(
+        &mut self,
+        planes: &[*mut u8; 3],
+        info: &SBufferInfo,
+        state: std::os::raw::c_int,
+    ) -> Result<Option<(u64, Frame)>, CodecError> {
+        if info.iBufferStatus != 1 || planes.iter().any(|p| p.is_null()) {
+            return Ok(None);
+        }
+        if state != 0 {
+            self.concealed += 1;
+        }
+        // SAFETY: with iBufferStatus == 1 the union holds the system buffer
+        // description (OpenH264's decoder only writes that variant).
+        let buffer = unsafe { info.UsrData.sSystemBuffer };
+        let (width, height) = (buffer.iWidth, buffer.iHeight);
+        let (luma_stride, chroma_stride) = (buffer.iStride[0], buffer.iStride[1]);
+        if width <= 0 || height <= 0 || luma_stride < width || chroma_stride < (width + 1) / 2 {
+            return Err(CodecError::OpenH264(format!(
+                "picture {width}x{height} with strides {luma_stride}/{chroma_stride}"
+            )));
+        }
+        let (w, h) = (width as usize, height as usize);
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        let mut data = Vec::with_capacity(w * h + 2 * cw * ch);
+        // SAFETY: OpenH264 returned three non-null planes of `height` rows
+        // of `luma_stride` bytes (Y) and `(height + 1) / 2` rows of
+        // `chroma_stride` bytes (U, V), valid until the next decoder call;
+        // they are copied out before it, reading `width` (or `(width + 1) /
+        // 2`) bytes of each row, within the stride checked above.
+        unsafe {
+            for (plane, rows, columns, stride) in [
+                (planes[0], h, w, luma_stride as usize),
+                (planes[1], ch, cw, chroma_stride as usize),
+                (planes[2], ch, cw, chroma_stride as usize),
+            ] {
+                for row in 0..rows {
+                    let start = plane.add(row * stride);
+                    data.extend_from_slice(std::slice::from_raw_parts(start, columns));
+                }
+            }
+        }
+        let frame = Frame::from_i420(width as u32, height as u32, data)?;
+        Ok(Some((info.uiOutYuvTimeStamp, frame)))
+    }
+}
+
+impl Decoder {
+    /// Takes a picture the decoder still holds, if any (after the last
+    /// access unit), with its access unit's tag.
+    #[allow(unsafe_code)]
+    pub fn flush(&mut self) -> Result<Option<(u64, Frame)>, CodecError> {
+        let mut planes: [*mut u8; 3] = [null_mut(); 3];
+        let mut info = SBufferInfo::default();
+        // SAFETY: `planes` and `info` are valid out-parameters of the sizes
+        // OpenH264 writes.
+        unsafe {
+            self.inner
+                .raw_api()
+                .flush_frame(planes.as_mut_ptr(), &raw mut info);
+        }
+        self.take_picture(&planes, &info, 0)
+    }
+}
+
+/// Decodes access units that belong to reference frames `0..frames`:
+/// `units` yields (reference frame index, the bytes received of that access
+/// unit). A frame the decoder does not produce is replaced by the previous
+/// picture (or mid-grey before the first), so the result has exactly
+/// `frames` pictures, frame *i* aligned with reference frame *i*. Returns the
+/// pictures and how many were repeats.
+pub fn decode_aligned<'a>(
+    decoder: &mut Decoder,
+    units: impl IntoIterator<Item = (usize, &'a [u8])>,
+    frames: usize,
+    size: (u32, u32),
+) -> Result<(Vec<Frame>, usize), CodecError> {
+    let mut decoded: Vec<Option<Frame>> = vec![None; frames];
+    let mut place = |picture: Option<(u64, Frame)>| {
+        if let Some((tag, frame)) = picture {
+            if let Some(slot) = usize::try_from(tag).ok().and_then(|i| decoded.get_mut(i)) {
+                *slot = Some(frame);
+            }
+        }
+    };
+    for (index, bytes) in units {
+        for picture in decoder.decode(bytes, index as u64)? {
+            place(Some(picture));
+        }
+    }
+    place(decoder.flush()?);
+    let mut out = Vec::with_capacity(frames);
+    let mut repeats = 0;
+    let grey = Frame::filled(size.0, size.1, 128, 128, 128)?;
+    for slot in decoded {
+        match slot {
+            Some(frame) => out.push(frame),
+            None => {
+                repeats += 1;
+                out.push(out.last().cloned().unwrap_or_else(|| grey.clone()));
+            }
+        }
+    }
+    Ok((out, repeats))
+}
+
+/// Settings of the H.264 encoder.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EncoderSettings {
+    /// Target bitrate, bits/s.
+    pub bitrate_bps: u32,
+    /// Frames per second.
+    pub fps: f32,
+    /// Frames from one IDR to the next (the GOP length).
+    pub gop: u32,
+    /// The largest slice (NAL unit) in bytes: each slice fits a packet
+    /// (paper 000 used 900-byte slices). `None`: one slice a frame.
+    pub slice_max_bytes: Option<u32>,
+}
+
+/// An H.264 encoder (OpenH264, Constrained Baseline, bitrate-controlled).
+pub struct Encoder {
+    inner: OpenH264Encoder,
+    settings: EncoderSettings,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder")
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+impl Encoder {
+    /// An encoder with `settings`.
+    pub fn new(settings: EncoderSettings) -> Result<Encoder, CodecError> {
+        if settings.bitrate_bps < 1000 {
+            return Err(CodecError::BadEncoderSettings(format!(
+                "bitrate {} bit/s is below 1 kbit/s",
+                settings.bitrate_bps
+            )));
+        }
+        if !(settings.fps > 0.0 && settings.fps <= 240.0) {
+            return Err(CodecError::BadEncoderSettings(format!(
+                "frame rate {} is outside (0, 240]",
+                settings.fps
+            )));
+        }
+        if settings.gop == 0 {
+            return Err(CodecError::BadEncoderSettings("GOP length 0".into()));
+        }
+        if settings.slice_max_bytes.is_some_and(|s| s < 100) {
+            return Err(CodecError::BadEncoderSettings(
+                "maximum slice size below 100 bytes".into(),
+            ));
+        }
+        let mut config = EncoderConfig::new()
+            .bitrate(BitRate::from_bps(settings.bitrate_bps))
+            .max_frame_rate(FrameRate::from_hz(settings.fps))
+            .rate_control_mode(RateControlMode::Bitrate)
+            .skip_frames(false)
+            .intra_frame_period(IntraFramePeriod::from_num_frames(settings.gop));
+        if let Some(max) = settings.slice_max_bytes {
+            config = config.max_slice_len(max);
+        }
+        let inner = OpenH264Encoder::with_api_config(OpenH264API::from_source(), config)
+            .map_err(|e| CodecError::OpenH264(e.to_string()))?;
+        Ok(Encoder { inner, settings })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> EncoderSettings {
+        self.settings
+    }
+
+    /// Encodes one frame; returns its Annex B bytes (several NAL units).
+    pub fn encode(&mut self, frame: &Frame) -> Result<Vec<u8>, CodecError> {
+        let source = YUVBuffer::from_vec(
+            frame.as_i420().to_vec(),
+            frame.width() as usize,
+            frame.height() as usize,
+        );
+        let bitstream = self
+            .inner
+            .encode(&source)
+            .map_err(|e| CodecError::OpenH264(e.to_string()))?;
+        Ok(bitstream.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests;
