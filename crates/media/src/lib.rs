@@ -9,9 +9,19 @@
 //! - [`h264`]: Annex B byte streams split into NAL units and access units,
 //!   with each frame's type (I/P/B, IDR) and `frame_num` from its slice
 //!   headers.
+//! - [`codec`]: OpenH264 encoding and decoding with error concealment, frames
+//!   kept aligned with the reference.
+//! - [`generator`]: the project's own synthetic content.
+//! - [`yuv`], [`quality`]: I420 frames; PSNR, SSIM and MOS as EvalVid reports
+//!   them.
+//! - [`evalvid`]: EvalVid's sender trace and packet dump files.
+//! - [`playout`]: the playout buffer: deadlines, late packets, stalls,
+//!   start-up delay, GOP arrivals.
 
+pub mod evalvid;
 pub mod generator;
 pub mod h264;
+pub mod playout;
 pub mod quality;
 pub mod yuv;
 
