@@ -15,6 +15,8 @@
 //! - [`yuv`], [`quality`]: I420 frames; PSNR, SSIM and MOS as EvalVid reports
 //!   them.
 //! - [`evalvid`]: EvalVid's sender trace and packet dump files.
+//! - [`stream`]: a stream end to end: source frames, RTP/H.264 packets, what
+//!   arrived, and the verdict (playout and quality).
 //! - [`playout`]: the playout buffer: deadlines, late packets, stalls,
 //!   start-up delay, GOP arrivals.
 
@@ -23,6 +25,7 @@ pub mod generator;
 pub mod h264;
 pub mod playout;
 pub mod quality;
+pub mod stream;
 pub mod yuv;
 
 // The one module with `unsafe` code: OpenH264's raw decoder API, needed to

@@ -1,0 +1,535 @@
+//! A media stream end to end, independent of the network that carries it:
+//! the frames of a source, their RTP packets (RFC 3550 with the H.264
+//! payload format of RFC 6184: one NAL unit a packet when it fits, FU-A
+//! fragments otherwise), what the receiver got, and the verdict — playout
+//! (late packets, stalls, start-up delay) and quality (PSNR, SSIM, MOS
+//! against the reference, after a concealing decode).
+//!
+//! Sources: the built-in [`Generator`] encoded by OpenH264, an H.264 Annex B
+//! file, or an EvalVid sender trace (sizes only: packets carry zero bytes
+//! and no quality can be measured).
+
+use std::collections::BTreeMap;
+
+use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfig, Packetizer};
+use fairstream_proto::wire::rtp::{sequence_delta, CsrcList, RtpRepr};
+use serde::Serialize;
+
+use crate::codec::{decode_aligned, CodecError, Decoder, Encoder, EncoderSettings};
+use crate::evalvid::{DumpPacket, TraceFrame};
+use crate::generator::Generator;
+use crate::h264::{parse_stream, FrameType, H264Error};
+use crate::playout::{play_out, FrameArrivals, PacketArrival, PlayoutReport, StartupDelay};
+use crate::quality::{compare, summarise, FrameQuality, QualitySummary};
+use crate::yuv::Frame;
+
+/// The RTP payload type used for H.264 (dynamic range).
+pub const PAYLOAD_TYPE: u8 = 96;
+/// The RTP clock rate of video (RFC 6184 §8.2.1: 90 kHz).
+pub const CLOCK_RATE: f64 = 90_000.0;
+/// Bytes of an RTP header without CSRCs or extension.
+pub const RTP_HEADER_BYTES: usize = 12;
+const SSRC: u32 = 0x4641_4952; // "FAIR"
+
+/// Why a stream could not be made or judged.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// The source is not usable H.264.
+    #[error(transparent)]
+    H264(#[from] H264Error),
+    /// The codec failed.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// Bad parameters.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One frame of a stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamFrame {
+    /// Its type.
+    pub frame_type: FrameType,
+    /// Whether it is an IDR frame.
+    pub idr: bool,
+    /// Its NAL units (no start codes); empty for a trace source.
+    pub nal_units: Vec<Vec<u8>>,
+    /// Its size in bytes.
+    pub size_bytes: u64,
+    /// Packets a trace source says it was sent in (0 for other sources).
+    pub trace_packets: u32,
+}
+
+/// What frames are compared with.
+#[derive(Clone, Debug)]
+enum Reference {
+    /// The generator's frames (the encoder's input).
+    Generated(Generator),
+    /// The loss-free decode of the source.
+    Decoded(Vec<Frame>),
+    /// No payload: no quality.
+    None,
+}
+
+/// A source's frames, ready to send.
+#[derive(Clone, Debug)]
+pub struct MediaStream {
+    fps: f64,
+    frames: Vec<StreamFrame>,
+    picture_size: Option<(u32, u32)>,
+    reference: Reference,
+}
+
+/// One RTP packet of a stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaPacket {
+    /// Its number in the stream, from 0 (the RTP sequence number is its low
+    /// 16 bits).
+    pub id: u64,
+    /// The frame it belongs to.
+    pub frame: usize,
+    /// The whole RTP packet.
+    pub bytes: Vec<u8>,
+}
+
+fn check_fps(fps: f64) -> Result<(), StreamError> {
+    if fps > 0.0 && fps <= 240.0 {
+        Ok(())
+    } else {
+        Err(StreamError::Invalid(format!(
+            "frame rate {fps} is outside (0, 240]"
+        )))
+    }
+}
+
+impl MediaStream {
+    /// `frames` frames of generated `width`×`height` content encoded with
+    /// `settings`.
+    pub fn generated(
+        width: u32,
+        height: u32,
+        frames: usize,
+        settings: EncoderSettings,
+    ) -> Result<MediaStream, StreamError> {
+        check_fps(f64::from(settings.fps))?;
+        let generator =
+            Generator::new(width, height).map_err(|e| StreamError::Invalid(e.to_string()))?;
+        let mut encoder = Encoder::new(settings)?;
+        let mut stream = Vec::new();
+        for n in 0..frames {
+            stream.extend(encoder.encode(&generator.frame(n as u64))?);
+        }
+        let mut parsed = MediaStream::from_annex_b(&stream, f64::from(settings.fps))?;
+        if parsed.frames.len() != frames {
+            return Err(StreamError::Invalid(format!(
+                "the encoder produced {} frames for {frames}",
+                parsed.frames.len()
+            )));
+        }
+        parsed.reference = Reference::Generated(generator);
+        Ok(parsed)
+    }
+
+    /// The frames of an Annex B stream at `fps`; the reference is its
+    /// loss-free decode.
+    pub fn from_annex_b(bytes: &[u8], fps: f64) -> Result<MediaStream, StreamError> {
+        check_fps(fps)?;
+        let report = parse_stream(bytes)?;
+        let frames: Vec<StreamFrame> = report
+            .access_units
+            .iter()
+            .map(|au| StreamFrame {
+                frame_type: au.frame_type.unwrap_or(FrameType::P),
+                idr: au.idr,
+                nal_units: au
+                    .nal_units
+                    .iter()
+                    .map(|n| bytes[n.range.clone()].to_vec())
+                    .collect(),
+                size_bytes: au.size_bytes() as u64,
+                trace_packets: 0,
+            })
+            .collect();
+        let size = report
+            .picture_size
+            .ok_or_else(|| StreamError::Invalid("no sequence parameter set".into()))?;
+        let mut stream = MediaStream {
+            fps,
+            frames,
+            picture_size: Some(size),
+            reference: Reference::None,
+        };
+        let mut decoder = Decoder::new(crate::codec::DEFAULT_CONCEALMENT)?;
+        let units: Vec<(usize, Vec<u8>)> = (0..stream.frames.len())
+            .map(|i| (i, stream.frame_bytes(i, |_| true)))
+            .collect();
+        let (decoded, _) = decode_aligned(
+            &mut decoder,
+            units.iter().map(|(i, b)| (*i, b.as_slice())),
+            stream.frames.len(),
+            size,
+        )?;
+        stream.reference = Reference::Decoded(decoded);
+        Ok(stream)
+    }
+
+    /// A payload-less stream from an EvalVid sender trace at `fps`.
+    pub fn from_trace(trace: &[TraceFrame], fps: f64) -> Result<MediaStream, StreamError> {
+        check_fps(fps)?;
+        Ok(MediaStream {
+            fps,
+            frames: trace
+                .iter()
+                .map(|f| StreamFrame {
+                    frame_type: f.frame_type,
+                    idr: f.frame_type == FrameType::I,
+                    nal_units: Vec::new(),
+                    size_bytes: f.size_bytes,
+                    trace_packets: f.packets.max(1),
+                })
+                .collect(),
+            picture_size: None,
+            reference: Reference::None,
+        })
+    }
+
+    /// Frames per second.
+    pub fn fps(&self) -> f64 {
+        self.fps
+    }
+
+    /// The frames.
+    pub fn frames(&self) -> &[StreamFrame] {
+        &self.frames
+    }
+
+    /// Whether quality can be measured (the stream carries video).
+    pub fn has_payload(&self) -> bool {
+        !matches!(self.reference, Reference::None)
+    }
+
+    /// Frame `index` as Annex B bytes, with the NAL units `keep` selects.
+    fn frame_bytes(&self, index: usize, keep: impl Fn(usize) -> bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(frame) = self.frames.get(index) {
+            for (i, nal) in frame.nal_units.iter().enumerate() {
+                if keep(i) {
+                    out.extend_from_slice(&[0, 0, 0, 1]);
+                    out.extend_from_slice(nal);
+                }
+            }
+        }
+        out
+    }
+
+    /// The stream as RTP packets of at most `max_packet` bytes (RTP header
+    /// included), in sending order.
+    pub fn packetize(&self, max_packet: usize) -> Result<Vec<MediaPacket>, StreamError> {
+        let max_payload = max_packet
+            .checked_sub(RTP_HEADER_BYTES)
+            .filter(|p| *p >= 3)
+            .ok_or_else(|| {
+                StreamError::Invalid(format!(
+                    "packets of {max_packet} bytes cannot carry RTP and H.264 (at least {} needed)",
+                    RTP_HEADER_BYTES + 3
+                ))
+            })?;
+        let mut packets = Vec::new();
+        for (index, frame) in self.frames.iter().enumerate() {
+            let timestamp = (index as f64 * CLOCK_RATE / self.fps).round() as u64 as u32;
+            let mut payloads: Vec<Vec<u8>> = Vec::new();
+            if frame.nal_units.is_empty() {
+                // A trace frame: its size spread over its packets, zeros.
+                let count = u64::from(frame.trace_packets.max(1));
+                let mut left = frame.size_bytes;
+                for i in 0..count {
+                    let share = left / (count - i);
+                    left -= share;
+                    payloads.push(vec![0; (share as usize).min(max_payload)]);
+                }
+            } else {
+                for nal in &frame.nal_units {
+                    let packetizer = Packetizer::new(nal, max_payload)
+                        .map_err(|e| StreamError::Invalid(e.to_string()))?;
+                    payloads.extend(packetizer.map(|fragment| fragment.to_vec()));
+                }
+            }
+            let last = payloads.len().saturating_sub(1);
+            for (i, payload) in payloads.into_iter().enumerate() {
+                let id = packets.len() as u64;
+                let repr = RtpRepr {
+                    marker: i == last,
+                    payload_type: PAYLOAD_TYPE,
+                    sequence_number: id as u16,
+                    timestamp,
+                    ssrc: SSRC,
+                    csrcs: CsrcList::new(),
+                    extension: None,
+                    payload: &payload,
+                    padding_len: 0,
+                };
+                let mut bytes = vec![0; repr.buffer_len()];
+                repr.emit(&mut bytes)
+                    .map_err(|e| StreamError::Invalid(e.to_string()))?;
+                packets.push(MediaPacket {
+                    id,
+                    frame: index,
+                    bytes,
+                });
+            }
+        }
+        Ok(packets)
+    }
+}
+
+/// The receiver's record: every RTP packet that arrived, by packet number.
+#[derive(Clone, Debug, Default)]
+pub struct Reception {
+    arrivals: BTreeMap<u64, (f64, Vec<u8>)>,
+    highest: Option<u64>,
+    malformed: u64,
+    duplicates: u64,
+}
+
+impl Reception {
+    /// An empty record.
+    pub fn new() -> Reception {
+        Reception::default()
+    }
+
+    /// Records a datagram that arrived at `time_s`. Datagrams that are not
+    /// RTP are counted and dropped; at most `limit` packets are kept (a
+    /// peer cannot grow the record without bound).
+    pub fn on_datagram(&mut self, time_s: f64, bytes: &[u8], limit: usize) {
+        let Ok(repr) = RtpRepr::parse_bytes(bytes) else {
+            self.malformed += 1;
+            return;
+        };
+        let seq = repr.sequence_number;
+        // Extend the 16-bit number around the highest seen (RFC 3550 A.1).
+        let id = match self.highest {
+            None => u64::from(seq),
+            Some(highest) => {
+                let delta = i64::from(sequence_delta(highest as u16, seq));
+                match u64::try_from(highest as i64 + delta) {
+                    Ok(id) => id,
+                    Err(_) => {
+                        self.malformed += 1;
+                        return;
+                    }
+                }
+            }
+        };
+        self.highest = Some(self.highest.map_or(id, |h| h.max(id)));
+        if self.arrivals.len() >= limit && !self.arrivals.contains_key(&id) {
+            self.malformed += 1;
+            return;
+        }
+        if self.arrivals.insert(id, (time_s, bytes.to_vec())).is_some() {
+            self.duplicates += 1;
+        }
+    }
+
+    /// Packets recorded.
+    pub fn len(&self) -> usize {
+        self.arrivals.len()
+    }
+
+    /// Whether nothing arrived.
+    pub fn is_empty(&self) -> bool {
+        self.arrivals.is_empty()
+    }
+
+    /// Datagrams that were not RTP of this stream.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+}
+
+/// The verdict on a stream.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MediaReport {
+    /// Playout: frames, losses by type, stalls, start-up delay, delay.
+    #[serde(flatten)]
+    pub playout: PlayoutReport,
+    /// Quality against the reference; `None` for a payload-less stream.
+    #[serde(flatten)]
+    pub quality: Option<QualitySummary>,
+    /// Frames the sender dropped before sending (live mode).
+    pub frames_dropped_by_sender: u64,
+    /// Pictures the decoder could not produce, shown as repeats.
+    pub frames_repeated: u64,
+    /// Per-frame quality, in frame order (empty without payload).
+    #[serde(skip)]
+    pub frame_quality: Vec<FrameQuality>,
+}
+
+/// When each packet was sent (seconds), by packet number; packets never
+/// sent (dropped by a live sender) are absent.
+pub type SendTimes = BTreeMap<u64, f64>;
+
+/// Judges what arrived: plays the stream out with `startup`, rebuilds the
+/// frames from the packets that came in time, decodes them with concealment
+/// and compares them with the reference.
+pub fn evaluate(
+    stream: &MediaStream,
+    packets: &[MediaPacket],
+    sent: &SendTimes,
+    reception: &Reception,
+    startup: StartupDelay,
+) -> Result<MediaReport, StreamError> {
+    let mut arrivals: Vec<FrameArrivals> = stream
+        .frames
+        .iter()
+        .map(|f| FrameArrivals {
+            frame_type: f.frame_type,
+            packets: Vec::new(),
+        })
+        .collect();
+    let mut dropped_frames = vec![true; stream.frames.len()];
+    for packet in packets {
+        let Some(&sent_s) = sent.get(&packet.id) else {
+            continue;
+        };
+        if let Some(slot) = dropped_frames.get_mut(packet.frame) {
+            *slot = false;
+        }
+        if let Some(frame) = arrivals.get_mut(packet.frame) {
+            frame.packets.push(PacketArrival {
+                sent_s,
+                arrived_s: reception.arrivals.get(&packet.id).map(|(t, _)| *t),
+            });
+        }
+    }
+    let playout = play_out(&arrivals, stream.fps, startup);
+    let frames_dropped_by_sender = dropped_frames.iter().filter(|d| **d).count() as u64;
+    let Some(size) = stream.picture_size.filter(|_| stream.has_payload()) else {
+        return Ok(MediaReport {
+            playout,
+            quality: None,
+            frames_dropped_by_sender,
+            frames_repeated: 0,
+            frame_quality: Vec::new(),
+        });
+    };
+    // Rebuild each frame from its in-time packets, in sequence order.
+    let mut units: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut by_frame: BTreeMap<usize, Vec<&MediaPacket>> = BTreeMap::new();
+    for packet in packets {
+        by_frame.entry(packet.frame).or_default().push(packet);
+    }
+    for (frame, frame_packets) in by_frame {
+        let Some(deadline) = playout.frames.get(frame).map(|f| f.deadline_s) else {
+            continue;
+        };
+        let mut depacketizer = Depacketizer::new(DepacketizerConfig::default());
+        let mut bytes = Vec::new();
+        for packet in frame_packets {
+            let Some((time, data)) = reception.arrivals.get(&packet.id) else {
+                continue;
+            };
+            if *time > deadline + 1e-12 {
+                continue;
+            }
+            let Ok(repr) = RtpRepr::parse_bytes(data) else {
+                continue;
+            };
+            let _ = depacketizer.push(repr.sequence_number, repr.marker, repr.payload, |out| {
+                if let Depacketized::Nal { data, .. } = out {
+                    bytes.extend_from_slice(&[0, 0, 0, 1]);
+                    bytes.extend_from_slice(data);
+                }
+            });
+        }
+        depacketizer.finish(|out| {
+            if let Depacketized::Nal { data, .. } = out {
+                bytes.extend_from_slice(&[0, 0, 0, 1]);
+                bytes.extend_from_slice(data);
+            }
+        });
+        if !bytes.is_empty() {
+            units.push((frame, bytes));
+        }
+    }
+    let mut decoder = Decoder::new(crate::codec::DEFAULT_CONCEALMENT)?;
+    let (decoded, repeats) = decode_aligned(
+        &mut decoder,
+        units.iter().map(|(i, b)| (*i, b.as_slice())),
+        stream.frames.len(),
+        size,
+    )?;
+    let reference: Vec<Frame> = match &stream.reference {
+        Reference::Generated(generator) => (0..stream.frames.len())
+            .map(|n| generator.frame(n as u64))
+            .collect(),
+        Reference::Decoded(frames) => frames.clone(),
+        Reference::None => Vec::new(),
+    };
+    let frame_quality =
+        compare(&reference, &decoded).map_err(|e| StreamError::Invalid(e.to_string()))?;
+    Ok(MediaReport {
+        playout,
+        quality: summarise(&frame_quality),
+        frames_dropped_by_sender,
+        frames_repeated: repeats as u64,
+        frame_quality,
+    })
+}
+
+/// EvalVid's `st`, `sd` and `rd` files for a run: the sender trace (frame,
+/// type, size, packets, first send time), and the packet dumps.
+pub fn evalvid_files(
+    stream: &MediaStream,
+    packets: &[MediaPacket],
+    sent: &SendTimes,
+    reception: &Reception,
+) -> (String, String, String) {
+    let mut first_send: BTreeMap<usize, (f64, u32)> = BTreeMap::new();
+    let mut sd = Vec::new();
+    let mut rd = Vec::new();
+    for packet in packets {
+        let Some(&time_s) = sent.get(&packet.id) else {
+            continue;
+        };
+        let entry = first_send.entry(packet.frame).or_insert((time_s, 0));
+        entry.0 = entry.0.min(time_s);
+        entry.1 += 1;
+        let size_bytes = packet.bytes.len() as u64;
+        sd.push(DumpPacket {
+            time_s,
+            id: packet.id,
+            size_bytes,
+        });
+        if let Some((arrived, _)) = reception.arrivals.get(&packet.id) {
+            rd.push(DumpPacket {
+                time_s: *arrived,
+                id: packet.id,
+                size_bytes,
+            });
+        }
+    }
+    let trace: Vec<TraceFrame> = stream
+        .frames
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let (send_time_s, packets) = *first_send.get(&i)?;
+            Some(TraceFrame {
+                number: i as u64 + 1,
+                frame_type: f.frame_type,
+                size_bytes: f.size_bytes,
+                packets,
+                send_time_s,
+            })
+        })
+        .collect();
+    rd.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+    (
+        crate::evalvid::format_sender_trace(&trace),
+        crate::evalvid::format_dump(&sd),
+        crate::evalvid::format_dump(&rd),
+    )
+}
+
+#[cfg(test)]
+mod tests;

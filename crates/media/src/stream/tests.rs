@@ -1,0 +1,154 @@
+use super::*;
+use crate::codec::EncoderSettings;
+use crate::evalvid::parse_sender_trace;
+
+const SETTINGS: EncoderSettings = EncoderSettings {
+    bitrate_bps: 300_000,
+    fps: 25.0,
+    gop: 25,
+    slice_max_bytes: Some(900),
+};
+
+fn everything_sent(packets: &[MediaPacket], fps: f64) -> SendTimes {
+    packets
+        .iter()
+        .map(|p| (p.id, p.frame as f64 / fps))
+        .collect()
+}
+
+fn receive(packets: &[MediaPacket], lose: impl Fn(&MediaPacket) -> bool, fps: f64) -> Reception {
+    let mut reception = Reception::new();
+    for p in packets {
+        if !lose(p) {
+            reception.on_datagram(p.frame as f64 / fps + 0.05, &p.bytes, 1 << 20);
+        }
+    }
+    reception
+}
+
+#[test]
+fn loss_free_delivery_gives_the_encoders_own_quality() {
+    let stream = MediaStream::generated(176, 144, 50, SETTINGS).unwrap();
+    let packets = stream.packetize(1000).unwrap();
+    assert!(packets.iter().all(|p| p.bytes.len() <= 1000));
+    // 900-byte slices fit: one NAL unit (no FU-A) per slice packet.
+    let slices: usize = stream
+        .frames()
+        .iter()
+        .map(|f| {
+            f.nal_units
+                .iter()
+                .filter(|n| matches!(n[0] & 0x1f, 1 | 5))
+                .count()
+        })
+        .sum();
+    assert!(packets.len() >= slices);
+    let sent = everything_sent(&packets, 25.0);
+    let reception = receive(&packets, |_| false, 25.0);
+    let report = evaluate(&stream, &packets, &sent, &reception, StartupDelay::Auto).unwrap();
+    assert_eq!(report.playout.frames_total, 50);
+    assert_eq!(report.playout.frames_displayed, 50);
+    assert_eq!(report.playout.frames_lost.total(), 0);
+    assert_eq!(report.playout.stalls, 0);
+    assert_eq!(report.frames_repeated, 0);
+    // The encoder's own PSNR: its output decoded loss-free against the
+    // generator's frames.
+    let own = crate::quality::summarise(
+        &crate::quality::compare(
+            &(0..50)
+                .map(|n| Generator::new(176, 144).unwrap().frame(n))
+                .collect::<Vec<_>>(),
+            &match &MediaStream::from_annex_b(
+                &stream
+                    .frames()
+                    .iter()
+                    .flat_map(|f| {
+                        f.nal_units
+                            .iter()
+                            .flat_map(|n| [0, 0, 0, 1].iter().copied().chain(n.iter().copied()))
+                    })
+                    .collect::<Vec<u8>>(),
+                25.0,
+            )
+            .unwrap()
+            .reference
+            {
+                Reference::Decoded(frames) => frames.clone(),
+                _ => unreachable!(),
+            },
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let quality = report.quality.unwrap();
+    assert_eq!(quality.psnr_db_mean, own.psnr_db_mean);
+    assert!(quality.psnr_db_mean > 28.0, "{quality:?}");
+}
+
+#[test]
+fn lost_packets_cost_frames_by_type_and_quality() {
+    let stream = MediaStream::generated(176, 144, 50, SETTINGS).unwrap();
+    let packets = stream.packetize(1000).unwrap();
+    let sent = everything_sent(&packets, 25.0);
+    // Lose every 7th packet.
+    let reception = receive(&packets, |p| p.id % 7 == 3, 25.0);
+    let report = evaluate(&stream, &packets, &sent, &reception, StartupDelay::Auto).unwrap();
+    assert!(report.playout.packets_lost.total() > 0);
+    assert!(report.playout.frames_lost.total() > 0);
+    let quality = report.quality.unwrap();
+    assert!(
+        quality.psnr_db_mean < 35.0 && quality.psnr_db_mean > 10.0,
+        "{quality:?}"
+    );
+    // A packet that arrives after its frame's deadline counts as lost.
+    let mut late = Reception::new();
+    for p in &packets {
+        let delay = if p.frame == 30 { 5.0 } else { 0.05 };
+        late.on_datagram(p.frame as f64 / 25.0 + delay, &p.bytes, 1 << 20);
+    }
+    let report = evaluate(&stream, &packets, &sent, &late, StartupDelay::Fixed(0.1)).unwrap();
+    assert_eq!(report.playout.frames_lost.total(), 1);
+    assert_eq!(report.playout.stalls, 1);
+}
+
+#[test]
+fn trace_streams_carry_sizes_without_quality() {
+    let trace =
+        parse_sender_trace("1 I 3000 3 0\n2 P 500 1 0.04\n3 P 700 1 0.08\n", "t.st").unwrap();
+    let stream = MediaStream::from_trace(&trace, 25.0).unwrap();
+    let packets = stream.packetize(1500).unwrap();
+    assert_eq!(packets.len(), 5);
+    let payload: usize = packets
+        .iter()
+        .map(|p| p.bytes.len() - RTP_HEADER_BYTES)
+        .sum();
+    assert_eq!(payload, 4200);
+    let sent = everything_sent(&packets, 25.0);
+    let reception = receive(&packets, |p| p.id == 1, 25.0);
+    let report = evaluate(&stream, &packets, &sent, &reception, StartupDelay::Auto).unwrap();
+    assert!(report.quality.is_none());
+    assert_eq!(report.playout.frames_lost.i, 1);
+    let (st, sd, rd) = evalvid_files(&stream, &packets, &sent, &reception);
+    assert_eq!(st.lines().count(), 3);
+    assert_eq!(sd.lines().count(), 5);
+    assert_eq!(rd.lines().count(), 4);
+}
+
+#[test]
+fn what_is_not_rtp_is_counted_and_memory_is_bounded() {
+    let mut reception = Reception::new();
+    reception.on_datagram(0.0, b"hello", 10);
+    reception.on_datagram(0.0, &[], 10);
+    assert_eq!(reception.malformed(), 2);
+    let stream = MediaStream::from_trace(
+        &parse_sender_trace("1 I 30000 30 0\n", "t.st").unwrap(),
+        25.0,
+    )
+    .unwrap();
+    for p in stream.packetize(1500).unwrap() {
+        reception.on_datagram(0.1, &p.bytes, 10);
+    }
+    assert_eq!(reception.len(), 10);
+    assert!(stream.packetize(14).is_err());
+    assert!(MediaStream::from_trace(&[], 0.0).is_err());
+}
