@@ -193,6 +193,16 @@ impl MediaStream {
         })
     }
 
+    /// The first `frames` frames only (all of them if there are fewer).
+    #[must_use]
+    pub fn truncated(mut self, frames: usize) -> MediaStream {
+        self.frames.truncate(frames);
+        if let Reference::Decoded(decoded) = &mut self.reference {
+            decoded.truncate(frames);
+        }
+        self
+    }
+
     /// Frames per second.
     pub fn fps(&self) -> f64 {
         self.fps

@@ -32,6 +32,7 @@
 mod capture;
 mod dccp;
 mod flow;
+mod media;
 mod series;
 mod summary;
 
@@ -50,9 +51,27 @@ use crate::tcp::TcpConfigError;
 use capture::{Captures, FlowAddresses};
 use dccp::node_address;
 use flow::FlowState;
+pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
-pub use summary::{FlowSummary, LinkSummary, PacketAccounting, Summary};
+pub use summary::{FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summary};
+
+/// What a media flow leaves for `--out`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaOutput {
+    /// The flow's name.
+    pub flow: String,
+    /// Per frame: type, size, packets, arrival, deadline, shown, PSNR, SSIM.
+    pub frames_csv: String,
+    /// EvalVid's sender trace.
+    pub st: String,
+    /// EvalVid's sender dump.
+    pub sd: String,
+    /// EvalVid's receiver dump.
+    pub rd: String,
+    /// First and last arrival per GOP.
+    pub gops: Vec<fairstream_media::playout::GopArrival>,
+}
 
 /// How many events pass between two calls of [`Simulation::run_with`]'s
 /// progress hook.
@@ -72,6 +91,15 @@ pub enum SimError {
         /// What was wrong.
         #[source]
         source: TcpConfigError,
+    },
+    /// A flow's media source could not be prepared.
+    #[error("flow {flow}: media: {source}")]
+    Media {
+        /// The flow's name.
+        flow: String,
+        /// What was wrong.
+        #[source]
+        source: media::MediaSetupError,
     },
     /// A flow's endpoints have no route between them.
     #[error("flow {flow}: no route from its sender to its receiver")]
@@ -110,6 +138,8 @@ pub struct Simulation {
     link_counters: Vec<[LinkCounters; 2]>,
     addresses: Vec<FlowAddresses>,
     captures: Option<Captures>,
+    /// Per flow, the media verdict once the run is over.
+    media: Vec<Option<MediaOutcome>>,
     summary: Option<Summary>,
 }
 
@@ -186,6 +216,7 @@ impl Simulation {
             series,
             addresses,
             captures: None,
+            media: Vec::new(),
             summary: None,
         })
     }
@@ -218,6 +249,31 @@ impl Simulation {
             Some(captures) => captures.finish(),
             None => Ok(0),
         }
+    }
+
+    /// The files a media flow's run leaves (after [`run`](Self::run)): per
+    /// flow with media, its per-frame table, EvalVid's st, sd and rd files,
+    /// and its GOP arrivals.
+    pub fn media_outputs(&self) -> Vec<MediaOutput> {
+        self.flows
+            .iter()
+            .zip(&self.media)
+            .filter_map(|(flow, outcome)| {
+                let app = flow.media()?;
+                let Some(MediaOutcome::Report(report)) = outcome else {
+                    return None;
+                };
+                let (st, sd, rd) = app.evalvid_files();
+                Some(MediaOutput {
+                    flow: flow.name.clone(),
+                    frames_csv: app.frames_csv(report),
+                    st,
+                    sd,
+                    rd,
+                    gops: report.playout.gops.clone(),
+                })
+            })
+            .collect()
     }
 
     /// The time series recorded so far (complete after [`run`](Self::run)).
@@ -254,6 +310,18 @@ impl Simulation {
         self.events.advance_to(self.end);
         self.sample_until(self.end);
         progress(self.end);
+        self.media = self
+            .flows
+            .iter()
+            .map(|flow| {
+                flow.media_report().map(|report| match report {
+                    Ok(report) => MediaOutcome::Report(Box::new(report)),
+                    Err(error) => MediaOutcome::Error {
+                        error: error.to_string(),
+                    },
+                })
+            })
+            .collect();
         let summary = self.summarise();
         self.summary = Some(summary.clone());
         summary
@@ -474,7 +542,10 @@ impl Simulation {
             flows: self
                 .flows
                 .iter()
-                .map(|f| summary::flow_summary(f, self.end))
+                .enumerate()
+                .map(|(i, f)| {
+                    summary::flow_summary(f, self.end, self.media.get(i).cloned().flatten())
+                })
                 .collect(),
             links,
         }

@@ -212,6 +212,73 @@ pub struct Flow {
     pub stop: Option<Duration>,
     /// The transport and its congestion control.
     pub transport: Transport,
+    /// The video the flow carries instead of a saturating or CBR source
+    /// (DCCP transports only).
+    pub media: Option<MediaConfig>,
+}
+
+/// A flow's video (`media = { source = ..., ... }`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaConfig {
+    /// Where the frames come from.
+    pub source: MediaSourceConfig,
+    /// Frames per second (`fps`, default [`DEFAULT_FPS`]).
+    pub fps: f64,
+    /// How many frames to send (`frames`); default: the flow's active time
+    /// times `fps` for a generated source, the whole file otherwise.
+    pub frames: Option<u64>,
+    /// When frames may be sent (`mode`).
+    pub mode: SendMode,
+    /// The receiver's start-up delay (`startup_delay`, `"auto"` by default).
+    pub startup_delay: StartupDelaySetting,
+}
+
+/// The frames per second of a media flow without `fps`.
+pub const DEFAULT_FPS: f64 = 25.0;
+
+/// Where a media flow's frames come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MediaSourceConfig {
+    /// `source = "generated"`: the built-in content encoded by OpenH264.
+    Generated {
+        /// Picture width (`width`, default 352, CIF).
+        width: u32,
+        /// Picture height (`height`, default 288).
+        height: u32,
+        /// Frames from one IDR to the next (`gop`, default 25).
+        gop: u32,
+        /// The encoder's target bitrate (`bitrate`, default 1 Mbit/s).
+        bitrate: Rate,
+        /// The largest slice in bytes (`slice_max`, default 900 as in
+        /// paper 000).
+        slice_max: Bytes,
+    },
+    /// `source = "file.264"`: an H.264 Annex B file (path relative to the
+    /// scenario file).
+    H264File(PathBuf),
+    /// `source = "trace.st"`: an EvalVid sender trace, sizes without
+    /// payload.
+    EvalVidTrace(PathBuf),
+}
+
+/// When a media sender may send a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    /// `"on-demand"`: everything may be sent ahead as fast as the transport
+    /// allows; nothing is dropped.
+    OnDemand,
+    /// `"live"`: frame *i* exists from `i / fps`; frames that can no longer
+    /// arrive by their deadline are dropped before sending, I frames last.
+    Live,
+}
+
+/// The receiver's start-up delay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StartupDelaySetting {
+    /// `"auto"`: the smallest delay with no late packet.
+    Auto,
+    /// A fixed delay such as `"10s"`.
+    Fixed(Duration),
 }
 
 /// A flow's transport (`transport = { cc = ... }`).
@@ -276,6 +343,19 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The payload bytes per packet of a DCCP or UDP transport; the MSS of
+    /// TCP.
+    pub fn packet_size(&self) -> Option<Bytes> {
+        match *self {
+            Transport::Tfrc { packet_size, .. }
+            | Transport::TfrcSp { packet_size, .. }
+            | Transport::Ccid2 { packet_size, .. }
+            | Transport::Cbr { packet_size, .. }
+            | Transport::OnOff { packet_size, .. } => Some(packet_size),
+            Transport::TcpNewReno { mss, .. } => Some(mss),
+        }
+    }
+
     /// The `cc` name as written in scenario files (`"tfrc"`, `"tcp-newreno"`…).
     pub fn cc_name(&self) -> &'static str {
         match self {

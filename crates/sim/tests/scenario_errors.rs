@@ -357,10 +357,63 @@ fn future_keys_are_refused_as_not_supported_yet() {
         24,
         &["flow[0].transport.conns", "not supported yet"],
     );
+}
+
+#[test]
+fn media_tables_are_checked() {
+    let media = |table: &str| format!("{BASE}media = {table}\n");
     assert_refused(
-        &format!("{BASE}media = {{ trace = \"x.trace\" }}\n"),
+        &media("{ trace = \"x.trace\" }"),
         25,
-        &["flow[0].media", "not supported yet"],
+        &["flow[0].media.source", "missing required key `source`"],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", fsp = 25 }"),
+        25,
+        &["flow[0].media.fsp", "unknown key `fsp`", "fps"],
+    );
+    assert_refused(
+        &media("{ source = \"clip.mp4\" }"),
+        25,
+        &["flow[0].media.source", "clip.mp4", ".264"],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", mode = \"live\" }"),
+        25,
+        &["flow[0].media.mode", "fixed `startup_delay`"],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", mode = \"broadcast\" }"),
+        25,
+        &["flow[0].media.mode", "\"broadcast\""],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", startup_delay = \"soon\" }"),
+        25,
+        &["flow[0].media.startup_delay"],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", width = 351 }"),
+        25,
+        &["flow[0].media.width", "even"],
+    );
+    assert_refused(
+        &media("{ source = \"clip.264\", gop = 12 }"),
+        25,
+        &["flow[0].media.gop", "generated"],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", fps = 0 }"),
+        25,
+        &["flow[0].media.fps"],
+    );
+    assert_refused(
+        &replaced(
+            "transport = { cc = \"tfrc\" }",
+            "transport = { cc = \"tcp-newreno\" }\nmedia = { source = \"generated\" }",
+        ),
+        25,
+        &["flow[0].media", "DCCP transport"],
     );
 }
 

@@ -19,6 +19,7 @@ use fairstream_proto::conn::{
 };
 use fairstream_proto::time::Instant;
 
+use super::media::MediaApp;
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::source::Source;
@@ -66,6 +67,8 @@ pub(super) struct DccpEnds {
     client_id: Option<ConnectionId>,
     closing: bool,
     source: Source,
+    /// The video, when the flow carries one instead of `source`.
+    pub(super) media: Option<MediaApp>,
     payload: Vec<u8>,
     /// Initial sequence numbers (RFC 4340 §7.2 asks for random ones).
     rng: SimRng,
@@ -136,6 +139,7 @@ impl DccpEnds {
             client_id: None,
             closing: false,
             source,
+            media: None,
             payload: vec![0; packet_size],
             rng,
             buf: Vec::with_capacity(packet_size + DATA_PACKET_OVERHEAD),
@@ -184,7 +188,7 @@ impl DccpEnds {
             out.push((false, self.body()));
         }
         self.drain_events();
-        self.read_application_data();
+        self.read_application_data(now);
     }
 
     /// Offers the application's messages to the client's send queue, up to
@@ -193,6 +197,19 @@ impl DccpEnds {
         let Some(conn) = self.client_id.and_then(|id| self.client.connection_mut(id)) else {
             return;
         };
+        if let Some(media) = &mut self.media {
+            // The sender's estimate of the one-way delay, for live deadlines.
+            let one_way = conn.stats().rtt.map_or(Duration::ZERO, |rtt| rtt / 2);
+            while conn.send_queue_len() < FEED_DEPTH {
+                let Some(packet) = media.next_packet(now, one_way) else {
+                    return;
+                };
+                if conn.send(now, packet).is_err() {
+                    self.stats.app_drops += 1;
+                }
+            }
+            return;
+        }
         while conn.send_queue_len() < FEED_DEPTH {
             let Some(size) = self.source.poll(now) else {
                 return;
@@ -287,23 +304,28 @@ impl DccpEnds {
         while self.server.poll_event().is_some() {}
     }
 
-    fn read_application_data(&mut self) {
+    fn read_application_data(&mut self, now: Instant) {
         let ids: Vec<ConnectionId> = self.server.connection_ids().collect();
         for id in ids {
             if let Some(conn) = self.server.connection_mut(id) {
                 while let Some(data) = conn.recv() {
                     self.stats.app_bytes_delivered += data.len() as u64;
+                    if let Some(media) = &mut self.media {
+                        media.on_received(now, &data);
+                    }
                 }
             }
         }
     }
 
     /// When the endpoints or the application next need the driver.
-    pub(super) fn next_wake(&self, active: bool) -> Option<Instant> {
-        let source = if active && self.client_id.is_some() {
-            self.source.next_ready()
-        } else {
+    pub(super) fn next_wake(&self, active: bool, now: Instant) -> Option<Instant> {
+        let source = if !active || self.client_id.is_none() {
             None
+        } else if let Some(media) = &self.media {
+            media.next_release(now)
+        } else {
+            self.source.next_ready()
         };
         [
             self.client.poll_timeout(),

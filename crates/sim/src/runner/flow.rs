@@ -158,6 +158,25 @@ impl FlowState {
                 app_rate,
             } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
         };
+        let mut endpoints = endpoints;
+        if let (Some(config), Endpoints::Dccp(dccp), Some(packet_size)) =
+            (&flow.media, &mut endpoints, flow.transport.packet_size())
+        {
+            let media_error = |source| SimError::Media {
+                flow: flow.name.clone(),
+                source,
+            };
+            let active = stop.saturating_duration_since(start);
+            let stream = super::media::build_stream(config, active).map_err(media_error)?;
+            let app = super::media::MediaApp::new(
+                stream,
+                usize::try_from(packet_size.get()).unwrap_or(usize::MAX),
+                config,
+                start,
+            )
+            .map_err(media_error)?;
+            dccp.media = Some(app);
+        }
         Ok(FlowState {
             name: flow.name.clone(),
             cc: flow.transport.cc_name(),
@@ -237,7 +256,7 @@ impl FlowState {
             Endpoints::Udp(source) => before_stop(source.next_ready()),
             Endpoints::Dccp(dccp) => {
                 let active = now < self.stop;
-                let next = dccp.next_wake(active);
+                let next = dccp.next_wake(active, now);
                 // The stop itself needs a wake-up: the connection closes then.
                 if active {
                     next.map(|t| t.min(self.stop)).or(Some(self.stop))
@@ -338,6 +357,25 @@ impl FlowState {
             allowed_rate_bps,
             rtt_s,
             loss_event_rate,
+        }
+    }
+
+    /// A media flow's verdict (`None` for other flows).
+    pub(super) fn media_report(
+        &self,
+    ) -> Option<Result<fairstream_media::stream::MediaReport, fairstream_media::stream::StreamError>>
+    {
+        match &self.endpoints {
+            Endpoints::Dccp(dccp) => dccp.media.as_ref().map(|m| m.report()),
+            _ => None,
+        }
+    }
+
+    /// A media flow's application ends.
+    pub(super) fn media(&self) -> Option<&super::media::MediaApp> {
+        match &self.endpoints {
+            Endpoints::Dccp(dccp) => dccp.media.as_ref(),
+            _ => None,
         }
     }
 

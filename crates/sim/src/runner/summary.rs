@@ -4,6 +4,8 @@ use serde::Serialize;
 
 use fairstream_proto::time::Instant;
 
+use fairstream_media::stream::MediaReport;
+
 use super::flow::{FlowState, BIN, SERIES_BIN};
 use crate::network::NetworkLink;
 
@@ -93,6 +95,23 @@ pub struct FlowSummary {
     /// the first 10 % of the run and within the flow's active time; `null`
     /// with fewer than two bins or no data.
     pub rate_cov: Option<f64>,
+    /// A media flow's verdict: frames shown and lost by type, PSNR, SSIM,
+    /// MOS, start-up delay, stalls, delay. Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaOutcome>,
+}
+
+/// What became of a media flow's video.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum MediaOutcome {
+    /// The verdict.
+    Report(Box<MediaReport>),
+    /// The verdict could not be reached (the decoder failed).
+    Error {
+        /// What went wrong.
+        error: String,
+    },
 }
 
 /// What one link direction did.
@@ -119,7 +138,11 @@ pub struct LinkSummary {
 }
 
 /// The summary of `flow` for a run that ended at `end`.
-pub(super) fn flow_summary(flow: &FlowState, end: Instant) -> FlowSummary {
+pub(super) fn flow_summary(
+    flow: &FlowState,
+    end: Instant,
+    media: Option<MediaOutcome>,
+) -> FlowSummary {
     let active_s = flow
         .stop
         .min(end)
@@ -146,6 +169,7 @@ pub(super) fn flow_summary(flow: &FlowState, end: Instant) -> FlowSummary {
         mean_one_way_delay_s: (stats.delay_samples > 0)
             .then(|| stats.delay_sum_s / stats.delay_samples as f64),
         rate_cov: rate_cov(flow, end),
+        media,
     }
 }
 

@@ -220,6 +220,11 @@ impl<'a> Fields<'a> {
         rate_at(self.source, text, value.span(), &self.key(key))
     }
 
+    /// The text the table came from (for values parsed by hand).
+    pub(crate) fn source(&self) -> Source<'a> {
+        self.source
+    }
+
     /// An optional rate such as `"2mbit"`, never zero when present.
     pub(crate) fn optional_rate(
         &mut self,

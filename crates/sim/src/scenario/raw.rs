@@ -60,7 +60,6 @@ pub(crate) struct RawFlow {
     pub(crate) start: Option<Spanned<String>>,
     pub(crate) stop: Option<Spanned<String>>,
     pub(crate) transport: Spanned<RawTable>,
-    /// Media sources arrive with the video issue; accepted here only to
-    /// refuse them with a "not supported yet" message.
-    pub(crate) media: Option<Spanned<toml::Value>>,
+    /// The media source of a DCCP flow (`media = { source = ... }`).
+    pub(crate) media: Option<Spanned<RawTable>>,
 }

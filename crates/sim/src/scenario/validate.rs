@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fairstream_proto::units::{Bytes, Rate};
 use toml::Spanned;
 
 use super::error::{ScenarioError, Source};
@@ -12,9 +13,9 @@ use super::fields::{bytes_at, duration_at, rate_at, Fields};
 use super::raw::{RawFlow, RawLink, RawScenario};
 use super::routing::shortest_path;
 use super::{
-    Capacity, Flow, Link, LossModel, Node, NodeId, QueueConfig, RedConfig, RunConfig, Scenario,
-    Transport, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT,
-    DEFAULT_SEED,
+    Capacity, Flow, Link, LossModel, MediaConfig, MediaSourceConfig, Node, NodeId, QueueConfig,
+    RedConfig, RunConfig, Scenario, SendMode, StartupDelaySetting, Transport, DEFAULT_FPS,
+    DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT, DEFAULT_SEED,
 };
 
 /// Transport keys of multi-connection flows (a later issue).
@@ -108,7 +109,14 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
     let mut flows: Vec<Flow> = Vec::with_capacity(raw.flow.len());
     let mut routes = BTreeMap::new();
     for (index, flow_raw) in raw.flow.iter().enumerate() {
-        let flow = flow_from_raw(source, index, flow_raw.get_ref(), run.duration, &resolve)?;
+        let flow = flow_from_raw(
+            source,
+            &base_dir,
+            index,
+            flow_raw.get_ref(),
+            run.duration,
+            &resolve,
+        )?;
         if flows.iter().any(|f| f.name == flow.name) {
             let name = &flow_raw.get_ref().name;
             return Err(source.invalid(
@@ -412,6 +420,7 @@ fn loss_from_raw(
 /// Validates one `[[flow]]` (routes are checked by the caller).
 fn flow_from_raw(
     source: Source<'_>,
+    base_dir: &Path,
     index: usize,
     raw: &RawFlow,
     run_duration: Duration,
@@ -424,14 +433,6 @@ fn flow_from_raw(
             raw.name.span(),
             format!("{path}.name"),
             "flow name must not be empty",
-        ));
-    }
-    if let Some(media) = &raw.media {
-        return Err(source.invalid(
-            media.span(),
-            format!("{path}.media"),
-            "`media` is not supported yet (media sources arrive with the video issue); \
-             remove it to run a saturating source",
         ));
     }
     let from = resolve(&raw.from, format!("{path}.from"))?;
@@ -495,6 +496,34 @@ fn flow_from_raw(
         format!("{path}.transport"),
         &raw.transport,
     ))?;
+    let media = match &raw.media {
+        None => None,
+        Some(table) => {
+            let fields = Fields::new(source, format!("{path}.media"), table);
+            let media = media_from_raw(fields, base_dir)?;
+            let refuse =
+                |message: String| source.invalid(table.span(), format!("{path}.media"), message);
+            match transport {
+                Transport::Tfrc { app_rate, .. }
+                | Transport::TfrcSp { app_rate, .. }
+                | Transport::Ccid2 { app_rate, .. } => {
+                    if app_rate.is_some() {
+                        return Err(refuse(
+                            "a media flow's rate is the video's: remove `rate` from the transport"
+                                .to_owned(),
+                        ));
+                    }
+                }
+                other => {
+                    return Err(refuse(format!(
+                        "media needs a DCCP transport (tfrc, tfrc-sp or ccid2), not {}",
+                        other.cc_name()
+                    )))
+                }
+            }
+            Some(media)
+        }
+    };
     Ok(Flow {
         name: name.clone(),
         from,
@@ -502,6 +531,135 @@ fn flow_from_raw(
         start,
         stop,
         transport,
+        media,
+    })
+}
+
+/// Validates `media = { source = ..., ... }`.
+fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig, ScenarioError> {
+    let written = fields
+        .string("source")?
+        .ok_or_else(|| {
+            fields.error(
+                "source",
+                "missing required key `source` (\"generated\", an H.264 file such as \"clip.264\", \
+                 or an EvalVid trace such as \"video.st\")",
+            )
+        })?
+        .to_owned();
+    let fps = fields.number("fps")?.unwrap_or(DEFAULT_FPS);
+    if !(fps > 0.0 && fps <= 240.0) {
+        return Err(fields.error("fps", format!("frame rate {fps} is outside (0, 240]")));
+    }
+    let frames = match fields.number("frames")? {
+        None => None,
+        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 1e7 => Some(n as u64),
+        Some(n) => {
+            return Err(fields.error("frames", format!("{n} is not a whole number of frames ≥ 1")))
+        }
+    };
+    let mode = match fields.string("mode")? {
+        None | Some("on-demand") => SendMode::OnDemand,
+        Some("live") => SendMode::Live,
+        Some(other) => {
+            return Err(fields.error(
+                "mode",
+                format!("unknown mode \"{other}\" (expected \"on-demand\" or \"live\")"),
+            ))
+        }
+    };
+    let startup_delay = match fields.string("startup_delay")? {
+        None | Some("auto") => StartupDelaySetting::Auto,
+        Some(text) => {
+            let key = fields.key("startup_delay");
+            let span = fields
+                .optional("startup_delay")
+                .map(Spanned::span)
+                .unwrap_or_default();
+            StartupDelaySetting::Fixed(duration_at(fields.source(), text, span, &key, true)?)
+        }
+    };
+    if mode == SendMode::Live && startup_delay == StartupDelaySetting::Auto {
+        return Err(fields.error(
+            "mode",
+            "live mode drops frames that would miss their deadline, so it needs a fixed \
+             `startup_delay` (such as \"2s\"), not \"auto\"",
+        ));
+    }
+    let source = if written == "generated" {
+        let dimension = |fields: &mut Fields<'_>, key: &'static str, default: u32| match fields
+            .number(key)?
+        {
+            None => Ok(default),
+            Some(n) if (16.0..=4096.0).contains(&n) && n.fract() == 0.0 && (n as u32) % 2 == 0 => {
+                Ok(n as u32)
+            }
+            Some(n) => Err(fields.error(
+                key,
+                format!("{n} is not an even number of pixels in 16..=4096"),
+            )),
+        };
+        let width = dimension(&mut fields, "width", 352)?;
+        let height = dimension(&mut fields, "height", 288)?;
+        let gop = match fields.number("gop")? {
+            None => 25,
+            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 100_000.0 => n as u32,
+            Some(n) => {
+                return Err(fields.error("gop", format!("{n} is not a whole number of frames ≥ 1")))
+            }
+        };
+        let bitrate = fields
+            .optional_rate("bitrate")?
+            .unwrap_or_else(|| Rate::from_bits_per_sec(1e6));
+        let slice_max = fields.bytes("slice_max")?.unwrap_or(Bytes(900));
+        if slice_max.get() < 100 {
+            return Err(fields.error("slice_max", "slices need at least 100 bytes"));
+        }
+        MediaSourceConfig::Generated {
+            width,
+            height,
+            gop,
+            bitrate,
+            slice_max,
+        }
+    } else {
+        let path = base_dir.join(&written);
+        let extension = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match extension.as_deref() {
+            Some("264" | "h264") => MediaSourceConfig::H264File(path),
+            Some("st" | "trace" | "txt") => MediaSourceConfig::EvalVidTrace(path),
+            _ => {
+                return Err(fields.error(
+                    "source",
+                    format!(
+                    "\"{written}\": expected \"generated\", an H.264 Annex B file (.264, .h264) \
+                         or an EvalVid sender trace (.st)"
+                ),
+                ))
+            }
+        }
+    };
+    let what = format!("media source \"{written}\" in {}", fields.path());
+    if !matches!(source, MediaSourceConfig::Generated { .. }) {
+        for key in ["width", "height", "gop", "bitrate", "slice_max"] {
+            if fields.optional(key).is_some() {
+                return Err(fields.error(
+                    key,
+                    format!("`{key}` applies to source = \"generated\" only"),
+                ));
+            }
+        }
+    }
+    fields.finish(&what)?;
+    Ok(MediaConfig {
+        source,
+        fps,
+        frames,
+        mode,
+        startup_delay,
     })
 }
 

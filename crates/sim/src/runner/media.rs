@@ -1,0 +1,264 @@
+//! A media flow's application ends: the sender that hands a stream's RTP
+//! packets to the DCCP connection when the mode allows, and the receiver's
+//! record of what arrived. The verdict comes from `fairstream-media`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fairstream_media::codec::EncoderSettings;
+use fairstream_media::evalvid::read_sender_trace;
+use fairstream_media::h264::FrameType;
+use fairstream_media::playout::StartupDelay;
+use fairstream_media::stream::{
+    evaluate, evalvid_files, MediaPacket, MediaReport, MediaStream, Reception, SendTimes,
+    StreamError,
+};
+use fairstream_proto::time::Instant;
+
+use crate::scenario::{MediaConfig, MediaSourceConfig, SendMode, StartupDelaySetting};
+
+/// The most packets a receiver records (a flow that is sent more is an
+/// experiment error, and a peer cannot grow memory past this).
+const RECEPTION_LIMIT: usize = 1 << 22;
+
+/// Why a media flow could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum MediaSetupError {
+    /// The source file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] fairstream_media::evalvid::TraceError),
+    /// The stream could not be built.
+    #[error(transparent)]
+    Stream(#[from] StreamError),
+    /// More frames asked for than the file has.
+    #[error("{path} has {available} frames; {asked} were asked for")]
+    TooFewFrames {
+        /// The file.
+        path: String,
+        /// Frames in it.
+        available: usize,
+        /// Frames asked for.
+        asked: u64,
+    },
+}
+
+/// Builds the stream a flow sends. `active` is the flow's active time (the
+/// default length of generated content).
+pub(super) fn build_stream(
+    config: &MediaConfig,
+    active: Duration,
+) -> Result<MediaStream, MediaSetupError> {
+    let default_frames = (active.as_secs_f64() * config.fps).ceil().max(1.0) as u64;
+    match &config.source {
+        MediaSourceConfig::Generated {
+            width,
+            height,
+            gop,
+            bitrate,
+            slice_max,
+        } => {
+            let frames = config.frames.unwrap_or(default_frames);
+            let settings = EncoderSettings {
+                bitrate_bps: bitrate.bits_per_sec().min(f64::from(u32::MAX)) as u32,
+                fps: config.fps as f32,
+                gop: *gop,
+                slice_max_bytes: Some(u32::try_from(slice_max.get()).unwrap_or(u32::MAX)),
+            };
+            Ok(MediaStream::generated(
+                *width,
+                *height,
+                usize::try_from(frames).unwrap_or(usize::MAX),
+                settings,
+            )?)
+        }
+        MediaSourceConfig::H264File(path) => {
+            let bytes = std::fs::read(path).map_err(|source| MediaSetupError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
+            let stream = MediaStream::from_annex_b(&bytes, config.fps)?;
+            truncated(stream, config.frames, &path.display().to_string())
+        }
+        MediaSourceConfig::EvalVidTrace(path) => {
+            let trace = read_sender_trace(path)?;
+            let stream = MediaStream::from_trace(&trace, config.fps)?;
+            truncated(stream, config.frames, &path.display().to_string())
+        }
+    }
+}
+
+fn truncated(
+    stream: MediaStream,
+    frames: Option<u64>,
+    path: &str,
+) -> Result<MediaStream, MediaSetupError> {
+    match frames {
+        Some(asked) if asked as usize > stream.frames().len() => {
+            Err(MediaSetupError::TooFewFrames {
+                path: path.to_owned(),
+                available: stream.frames().len(),
+                asked,
+            })
+        }
+        Some(asked) => Ok(stream.truncated(asked as usize)),
+        None => Ok(stream),
+    }
+}
+
+/// The sender and receiver applications of a media flow.
+#[derive(Debug)]
+pub(super) struct MediaApp {
+    stream: Arc<MediaStream>,
+    packets: Vec<MediaPacket>,
+    next: usize,
+    start: Instant,
+    mode: SendMode,
+    startup: StartupDelaySetting,
+    sent: SendTimes,
+    reception: Reception,
+}
+
+impl MediaApp {
+    /// A media flow sending `stream` in packets of at most `packet_size`
+    /// bytes, from `start`.
+    pub(super) fn new(
+        stream: MediaStream,
+        packet_size: usize,
+        config: &MediaConfig,
+        start: Instant,
+    ) -> Result<MediaApp, MediaSetupError> {
+        let packets = stream.packetize(packet_size)?;
+        Ok(MediaApp {
+            stream: Arc::new(stream),
+            packets,
+            next: 0,
+            start,
+            mode: config.mode,
+            startup: config.startup_delay,
+            sent: SendTimes::new(),
+            reception: Reception::new(),
+        })
+    }
+
+    /// When frame `index` may be sent.
+    fn release(&self, frame: usize) -> Instant {
+        match self.mode {
+            SendMode::OnDemand => self.start,
+            SendMode::Live => {
+                self.start + Duration::from_secs_f64(frame as f64 / self.stream.fps())
+            }
+        }
+    }
+
+    /// The next packet to send at `now`, if one is due: live frames that can
+    /// no longer arrive in time (`one_way` is the sender's estimate of the
+    /// path's one-way delay) are skipped, P and B frames as soon as they
+    /// would be late, I frames only once their deadline has passed.
+    pub(super) fn next_packet(&mut self, now: Instant, one_way: Duration) -> Option<&[u8]> {
+        loop {
+            let packet = self.packets.get(self.next)?;
+            let frame = packet.frame;
+            if self.release(frame) > now {
+                return None;
+            }
+            if let (SendMode::Live, StartupDelaySetting::Fixed(delay)) = (self.mode, self.startup) {
+                let deadline =
+                    self.start + delay + Duration::from_secs_f64(frame as f64 / self.stream.fps());
+                let is_intra = self
+                    .stream
+                    .frames()
+                    .get(frame)
+                    .is_some_and(|f| f.frame_type == FrameType::I);
+                let late = if is_intra {
+                    now > deadline
+                } else {
+                    now + one_way > deadline
+                };
+                if late {
+                    // Drop the rest of this frame.
+                    while self
+                        .packets
+                        .get(self.next)
+                        .is_some_and(|p| p.frame == frame)
+                    {
+                        self.next += 1;
+                    }
+                    continue;
+                }
+            }
+            self.sent.insert(packet.id, now.as_secs_f64());
+            self.next += 1;
+            return Some(&packet.bytes);
+        }
+    }
+
+    /// When the next packet becomes due, if it is not yet.
+    pub(super) fn next_release(&self, now: Instant) -> Option<Instant> {
+        let packet = self.packets.get(self.next)?;
+        let release = self.release(packet.frame);
+        (release > now).then_some(release)
+    }
+
+    /// A datagram reached the receiving application at `now`.
+    pub(super) fn on_received(&mut self, now: Instant, bytes: &[u8]) {
+        self.reception
+            .on_datagram(now.as_secs_f64(), bytes, RECEPTION_LIMIT);
+    }
+
+    /// The verdict: playout and quality.
+    pub(super) fn report(&self) -> Result<MediaReport, StreamError> {
+        let startup = match self.startup {
+            StartupDelaySetting::Auto => StartupDelay::Auto,
+            StartupDelaySetting::Fixed(delay) => StartupDelay::Fixed(delay.as_secs_f64()),
+        };
+        evaluate(
+            &self.stream,
+            &self.packets,
+            &self.sent,
+            &self.reception,
+            startup,
+        )
+    }
+
+    /// EvalVid's st, sd and rd files of the run.
+    pub(super) fn evalvid_files(&self) -> (String, String, String) {
+        evalvid_files(&self.stream, &self.packets, &self.sent, &self.reception)
+    }
+
+    /// The per-frame table: type, size, packets, arrival, deadline, whether
+    /// it was shown, and its quality, as CSV.
+    pub(super) fn frames_csv(&self, report: &MediaReport) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::from(
+            "frame,type,size_bytes,packets_sent,packets_on_time,last_arrival_s,deadline_s,displayed,psnr_db,ssim\n",
+        );
+        let field = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+        for (i, frame) in self.stream.frames().iter().enumerate() {
+            let playout = report.playout.frames.get(i);
+            let quality = report.frame_quality.get(i);
+            let _ = writeln!(
+                out,
+                "{i},{},{},{},{},{},{},{},{},{}",
+                frame.frame_type.letter(),
+                frame.size_bytes,
+                playout.map_or(0, |p| p.packets_sent),
+                playout.map_or(0, |p| p.packets_on_time),
+                field(playout.and_then(|p| p.last_arrival_s)),
+                field(playout.map(|p| p.deadline_s)),
+                playout.is_some_and(|p| p.displayed),
+                field(quality.map(|q| q.psnr_db)),
+                field(quality.map(|q| q.ssim)),
+            );
+        }
+        out
+    }
+}

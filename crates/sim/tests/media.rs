@@ -1,0 +1,139 @@
+//! Media flows in the simulator (issue 5): video over DCCP, judged as the
+//! papers judge it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fairstream_sim::runner::{MediaOutcome, Simulation, Summary};
+use fairstream_sim::scenario::Scenario;
+
+fn video_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/video")
+        .join(name)
+}
+
+fn run(scenario: &Scenario) -> (Summary, Simulation) {
+    let mut simulation = Simulation::new(scenario).unwrap_or_else(|e| panic!("{e}"));
+    let summary = simulation.run();
+    assert!(summary.conservation_ok);
+    (summary, simulation)
+}
+
+fn report(summary: &Summary) -> &fairstream_media::stream::MediaReport {
+    match summary.flows[0].media.as_ref().expect("a media object") {
+        MediaOutcome::Report(report) => report,
+        MediaOutcome::Error { error } => panic!("media error: {error}"),
+    }
+}
+
+#[test]
+fn video_over_a_gilbert_elliott_link_reports_losses_by_type_and_psnr() {
+    let scenario = Scenario::from_file(video_file("tfrc-gilbert-elliott.toml")).unwrap();
+    let (summary, simulation) = run(&scenario);
+    let media = report(&summary);
+    let quality = media.quality.as_ref().unwrap();
+    eprintln!(
+        "frames {} shown {} lost {:?} packets lost {:?} PSNR {:.2} ± {:.2} dB (MSE-PSNR {:.2}) SSIM {:.3} MOS {:.2} startup {:.2} s stalls {} ({:.2} s) delay {:?}",
+        media.playout.frames_total,
+        media.playout.frames_displayed,
+        media.playout.frames_lost,
+        media.playout.packets_lost,
+        quality.psnr_db_mean,
+        quality.psnr_db_std,
+        quality.psnr_db_mse,
+        quality.ssim_mean,
+        quality.mos_mean,
+        media.playout.startup_delay_s,
+        media.playout.stalls,
+        media.playout.stall_time_s,
+        media.playout.end_to_end_delay_mean_s,
+    );
+    assert_eq!(media.playout.frames_total, 250);
+    assert!(summary.flows[0].packets_lost_channel > 0);
+    assert!(media.playout.packets_lost.total() > 0);
+    assert!(media.playout.frames_lost.total() > 0);
+    assert!(quality.psnr_db_mean > 15.0 && quality.psnr_db_mean < 60.0);
+    let outputs = simulation.media_outputs();
+    assert_eq!(outputs.len(), 1);
+    assert_eq!(outputs[0].frames_csv.lines().count(), 251);
+    assert_eq!(outputs[0].gops.len(), 10);
+    // The JSON carries the issue's keys.
+    let json: serde_json::Value = serde_json::to_value(&summary).unwrap();
+    let media = &json["flows"][0]["media"];
+    for key in [
+        "frames_total",
+        "frames_displayed",
+        "frames_lost",
+        "packets_lost",
+        "psnr_db_mean",
+        "psnr_db_std",
+        "psnr_db_mse",
+        "ssim_mean",
+        "mos_mean",
+        "startup_delay_s",
+        "stalls",
+        "stall_time_s",
+        "end_to_end_delay_mean_s",
+    ] {
+        assert!(media.get(key).is_some(), "media.{key} missing in {media}");
+    }
+    for t in ["I", "P", "B"] {
+        assert!(media["frames_lost"].get(t).is_some());
+    }
+}
+
+#[test]
+fn without_loss_psnr_is_the_encoders_own() {
+    let text = std::fs::read_to_string(video_file("tfrc-gilbert-elliott.toml"))
+        .unwrap()
+        .replace(
+            "loss = { kind = \"gilbert-elliott\", p_good_good = 0.95, p_bad_bad = 0.94, loss_good = 0.01, loss_bad = 0.05 }",
+            "",
+        )
+        .replace("frames = 250", "frames = 50")
+        .replace("width = 352, height = 288", "width = 176, height = 144");
+    let scenario = Scenario::from_str(&text, &video_file("lossless.toml").display().to_string())
+        .unwrap()
+        .with_duration(Duration::from_secs(10))
+        .unwrap();
+    let (summary, _) = run(&scenario);
+    let media = report(&summary);
+    assert_eq!(media.playout.frames_lost.total(), 0);
+    assert_eq!(media.playout.frames_displayed, 50);
+    assert_eq!(media.playout.stalls, 0);
+    // The encoder's own PSNR: its bitstream decoded and compared with the
+    // generator's frames, outside the simulator.
+    let stream = fairstream_media::stream::MediaStream::generated(
+        176,
+        144,
+        50,
+        fairstream_media::codec::EncoderSettings {
+            bitrate_bps: 600_000,
+            fps: 25.0,
+            gop: 25,
+            slice_max_bytes: Some(900),
+        },
+    )
+    .unwrap();
+    let packets = stream.packetize(1000).unwrap();
+    let sent: fairstream_media::stream::SendTimes = packets.iter().map(|p| (p.id, 0.0)).collect();
+    let mut reception = fairstream_media::stream::Reception::new();
+    for p in &packets {
+        reception.on_datagram(0.1, &p.bytes, 1 << 20);
+    }
+    let own = fairstream_media::stream::evaluate(
+        &stream,
+        &packets,
+        &sent,
+        &reception,
+        fairstream_media::playout::StartupDelay::Auto,
+    )
+    .unwrap();
+    assert_eq!(
+        media.quality.as_ref().unwrap().psnr_db_mean,
+        own.quality.unwrap().psnr_db_mean
+    );
+}
