@@ -1,8 +1,8 @@
 //! `fairstream`: the command-line front end.
 //!
-//! Subcommands so far: `equation` and `simulate`; the others of DESIGN.md
-//! (`send`, `recv`, `relay`, `emulate`, `sweep`) are added as they come to
-//! work.
+//! Subcommands so far: `equation`, `simulate`, `decode` and `evaluate`; the
+//! others of DESIGN.md (`send`, `recv`, `relay`, `emulate`, `sweep`,
+//! `schedule`) are added as they come to work.
 
 use std::process::ExitCode;
 
@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod equation_cmd;
 mod plots;
 mod simulate_cmd;
+mod video_cmd;
 
 /// fairstream: TCP-friendly video streaming over lossy wireless last hops.
 #[derive(Debug, Parser)]
@@ -36,6 +37,18 @@ enum Command {
     /// variation; per link direction: utilisation, drops) on stdout. The same
     /// scenario and seed always give the same output, byte for byte.
     Simulate(simulate_cmd::SimulateArgs),
+    /// Decode an H.264 file to raw I420 with error concealment, keeping every frame position
+    ///
+    /// Frames missing from the stream (found from frame_num gaps) or that the
+    /// decoder cannot produce repeat the previous picture, so frame i of the
+    /// output lines up with frame i of the original (EvalVid's convention).
+    Decode(video_cmd::DecodeArgs),
+    /// Judge a received stream from EvalVid's st, sd and rd files
+    ///
+    /// Rebuilds what the receiver could decode from the packets in rd, plays
+    /// it out (late packets count as lost) and prints frames lost by type,
+    /// start-up delay, stalls, PSNR, SSIM and MOS against the reference.
+    Evaluate(video_cmd::EvaluateArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +57,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Equation(args) => equation_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
+        Command::Decode(args) => video_cmd::run_decode(&args),
+        Command::Evaluate(args) => video_cmd::run_evaluate(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

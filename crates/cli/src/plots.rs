@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context;
+use fairstream_media::playout::GopArrival;
 use fairstream_sim::plot::{Chart, Series, Style};
 use fairstream_sim::runner::{Summary, TimeSeries, SERIES_INTERVAL};
 
@@ -108,6 +109,33 @@ pub(crate) fn write_simulation_plots(
         write(&rtt, &dir.join("rtt.png"))?;
     }
     Ok(())
+}
+
+/// Paper 000's Figure 2: per GOP, when its first and its last packet
+/// arrived.
+pub(crate) fn write_gop_arrival(
+    path: &Path,
+    flow: &str,
+    gops: &[GopArrival],
+) -> anyhow::Result<()> {
+    let first = gops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| g.first_arrival_s.map(|t| (i as f64, t)))
+        .collect();
+    let last = gops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| g.last_arrival_s.map(|t| (i as f64, t)))
+        .collect();
+    let chart = Chart::new(
+        &format!("GOP arrival times: {flow}"),
+        "GOP",
+        "arrival time (s)",
+    )
+    .series(Series::new("first packet", first, Style::Points))
+    .series(Series::new("last packet", last, Style::Points));
+    write(&chart, path)
 }
 
 fn write(chart: &Chart, path: &Path) -> anyhow::Result<()> {

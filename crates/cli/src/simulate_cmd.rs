@@ -16,7 +16,7 @@ use anyhow::Context;
 use clap::Args;
 use fairstream_proto::time::Instant as SimInstant;
 use fairstream_proto::units::parse_duration;
-use fairstream_sim::runner::{Simulation, Summary, TimeSeries};
+use fairstream_sim::runner::{MediaOutput, Simulation, Summary, TimeSeries};
 use fairstream_sim::scenario::Scenario;
 
 use crate::plots;
@@ -93,6 +93,7 @@ pub(crate) fn run(args: &SimulateArgs) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(&summary)?;
     if let Some(dir) = &args.out {
         write_outputs(dir, &json, &summary, simulation.series())?;
+        write_media_outputs(dir, &simulation.media_outputs())?;
     }
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "{json}")?;
@@ -250,6 +251,33 @@ fn write_outputs(
         write_file(&path, |out| link.write_csv(out))?;
     }
     plots::write_simulation_plots(dir, summary, series)
+}
+
+/// `--out DIR` for media flows: `media/FLOW/frames.csv`, EvalVid's `st`,
+/// `sd` and `rd`, the stream sent as `sent.264`, and `gop_arrival.png`.
+fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()> {
+    let mut names = UniqueNames::default();
+    for output in outputs {
+        let flow_dir = dir.join("media").join(names.take(&sanitize(&output.flow)));
+        create_dir(&flow_dir)?;
+        write_file(&flow_dir.join("frames.csv"), |out| {
+            out.write_all(output.frames_csv.as_bytes())
+        })?;
+        for (name, text) in [("st", &output.st), ("sd", &output.sd), ("rd", &output.rd)] {
+            write_file(&flow_dir.join(name), |out| out.write_all(text.as_bytes()))?;
+        }
+        if !output.video.is_empty() {
+            write_file(&flow_dir.join("sent.264"), |out| {
+                out.write_all(&output.video)
+            })?;
+        }
+        plots::write_gop_arrival(
+            &flow_dir.join("gop_arrival.png"),
+            &output.flow,
+            &output.gops,
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -235,5 +235,8 @@ fn version_and_help() {
         .take_while(|line| line.starts_with("  "))
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["equation", "simulate", "help"]);
+    assert_eq!(
+        commands,
+        ["equation", "simulate", "decode", "evaluate", "help"]
+    );
 }

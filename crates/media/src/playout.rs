@@ -123,7 +123,8 @@ pub struct PlayoutReport {
     pub end_to_end_delay_mean_s: Option<f64>,
     /// Per GOP first and last arrivals.
     pub gops: Vec<GopArrival>,
-    /// Per frame.
+    /// Per frame (not in JSON summaries: `--out` writes it as CSV).
+    #[serde(skip)]
     pub frames: Vec<FramePlayout>,
 }
 

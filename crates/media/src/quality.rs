@@ -121,7 +121,7 @@ pub struct FrameQuality {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct QualitySummary {
     /// Frames compared.
-    pub frames: usize,
+    pub frames_compared: usize,
     /// Mean of the per-frame PSNR, dB.
     pub psnr_db_mean: f64,
     /// Standard deviation of the per-frame PSNR, dB.
@@ -210,7 +210,7 @@ pub fn summarise(frames: &[FrameQuality]) -> Option<QualitySummary> {
         / n;
     let mean_mse = frames.iter().map(|f| f.mse).sum::<f64>() / n;
     Some(QualitySummary {
-        frames: frames.len(),
+        frames_compared: frames.len(),
         psnr_db_mean: mean,
         psnr_db_std: variance.sqrt(),
         psnr_db_mse: psnr_from_mse(mean_mse),

@@ -203,6 +203,53 @@ impl MediaStream {
         self
     }
 
+    /// The same stream judged against `frames` (raw reference video, one
+    /// frame per stream frame).
+    pub fn with_reference_frames(mut self, frames: Vec<Frame>) -> Result<MediaStream, StreamError> {
+        if frames.len() != self.frames.len() {
+            return Err(StreamError::Invalid(format!(
+                "the reference has {} frames and the stream {}",
+                frames.len(),
+                self.frames.len()
+            )));
+        }
+        if let Some(first) = frames.first() {
+            let size = (first.width(), first.height());
+            if self.picture_size.is_some_and(|s| s != size) {
+                return Err(StreamError::Invalid(format!(
+                    "the reference is {}x{}, the stream {:?}",
+                    size.0, size.1, self.picture_size
+                )));
+            }
+        }
+        self.reference = Reference::Decoded(frames);
+        Ok(self)
+    }
+
+    /// The same stream judged against `other`'s reference (the loss-free
+    /// decode of another encoding of the same content).
+    pub fn with_reference_of(self, other: &MediaStream) -> Result<MediaStream, StreamError> {
+        match &other.reference {
+            Reference::Decoded(frames) => self.with_reference_frames(frames.clone()),
+            Reference::Generated(generator) => {
+                let frames = (0..self.frames.len())
+                    .map(|n| generator.frame(n as u64))
+                    .collect();
+                self.with_reference_frames(frames)
+            }
+            Reference::None => Err(StreamError::Invalid(
+                "the reference stream carries no video".into(),
+            )),
+        }
+    }
+
+    /// The stream as an Annex B byte stream (empty for a trace source).
+    pub fn annex_b(&self) -> Vec<u8> {
+        (0..self.frames.len())
+            .flat_map(|i| self.frame_bytes(i, |_| true))
+            .collect()
+    }
+
     /// Frames per second.
     pub fn fps(&self) -> f64 {
         self.fps

@@ -61,6 +61,8 @@ pub use summary::{FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summ
 pub struct MediaOutput {
     /// The flow's name.
     pub flow: String,
+    /// The H.264 stream sent (Annex B; empty for a trace source).
+    pub video: Vec<u8>,
     /// Per frame: type, size, packets, arrival, deadline, shown, PSNR, SSIM.
     pub frames_csv: String,
     /// EvalVid's sender trace.
@@ -266,6 +268,7 @@ impl Simulation {
                 let (st, sd, rd) = app.evalvid_files();
                 Some(MediaOutput {
                     flow: flow.name.clone(),
+                    video: app.video(),
                     frames_csv: app.frames_csv(report),
                     st,
                     sd,

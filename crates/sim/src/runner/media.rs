@@ -229,6 +229,11 @@ impl MediaApp {
         )
     }
 
+    /// The stream that was sent, as Annex B (empty without payload).
+    pub(super) fn video(&self) -> Vec<u8> {
+        self.stream.annex_b()
+    }
+
     /// EvalVid's st, sd and rd files of the run.
     pub(super) fn evalvid_files(&self) -> (String, String, String) {
         evalvid_files(&self.stream, &self.packets, &self.sent, &self.reception)

@@ -1,0 +1,157 @@
+//! `fairstream decode` and `fairstream evaluate`, and the media files of
+//! `fairstream simulate --out`, run as a user runs them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fairstream(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairstream"))
+        .args(args)
+        .output()
+        .expect("the fairstream binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fairstream-video-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(args: &[&str]) -> Output {
+    let output = fairstream(args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn decode_keeps_every_frame_position_of_a_stream_missing_a_frame() {
+    let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D_P_LOST.264") else {
+        return;
+    };
+    let dir = scratch("decode");
+    let out = dir.join("out.yuv");
+    let output = ok(&["decode", s(&input), s(&out)]);
+    // 100 QCIF frames although the file holds 99.
+    assert_eq!(fs::metadata(&out).unwrap().len(), 100 * 38_016);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("1 frames missing"), "{stderr}");
+    let output = fairstream(&["decode", s(&input), s(&out), "--conceal", "9"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--conceal"));
+}
+
+#[test]
+fn decode_refuses_what_is_not_h264_and_survives_damage() {
+    let dir = scratch("damage");
+    let not_video = dir.join("notes.264");
+    fs::write(&not_video, b"these are not the frames you are looking for").unwrap();
+    let output = fairstream(&["decode", s(&not_video), s(&dir.join("x.yuv"))]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not an H.264 Annex B stream"), "{stderr}");
+    let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    let mut bytes = fs::read(input).unwrap();
+    // Cut mid-NAL and flip bytes: decoded as far as it goes, damage reported.
+    bytes.truncate(bytes.len() * 2 / 3 + 11);
+    for i in (500..bytes.len()).step_by(1499) {
+        bytes[i] ^= 0x5a;
+    }
+    let damaged = dir.join("damaged.264");
+    fs::write(&damaged, &bytes).unwrap();
+    let out = dir.join("damaged.yuv");
+    let output = ok(&["decode", s(&damaged), s(&out)]);
+    let frames = fs::metadata(&out).unwrap().len() / 38_016;
+    assert!((60..=70).contains(&frames), "{frames} frames");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("decoded"), "{stderr}");
+}
+
+#[test]
+fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
+    let dir = scratch("evaluate");
+    let scenario = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/video/tfrc-gilbert-elliott.toml");
+    let text = fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("frames = 250", "frames = 75")
+        .replace("width = 352, height = 288", "width = 176, height = 144");
+    let file = dir.join("video.toml");
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let media = &summary["flows"][0]["media"];
+    let files = out.join("media/video");
+    for name in [
+        "frames.csv",
+        "st",
+        "sd",
+        "rd",
+        "sent.264",
+        "gop_arrival.png",
+    ] {
+        assert!(files.join(name).exists(), "{name} missing");
+    }
+    let output = ok(&[
+        "evaluate",
+        "--reference",
+        "generated",
+        "--size",
+        "176x144",
+        "--video",
+        s(&files.join("sent.264")),
+        "--sent",
+        s(&files.join("st")),
+        s(&files.join("sd")),
+        "--received",
+        s(&files.join("rd")),
+        "--packet-size",
+        "1000",
+        "--json",
+    ]);
+    let evaluated: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for key in [
+        "frames_total",
+        "frames_displayed",
+        "frames_lost",
+        "packets_lost",
+        "psnr_db_mean",
+        "psnr_db_mse",
+        "ssim_mean",
+        "mos_mean",
+        "stalls",
+    ] {
+        assert_eq!(evaluated[key], media[key], "{key}");
+    }
+    // The st file's packet counts pin the packetization.
+    let output = fairstream(&[
+        "evaluate",
+        "--reference",
+        s(&files.join("sent.264")),
+        "--sent",
+        s(&files.join("st")),
+        s(&files.join("sd")),
+        "--received",
+        s(&files.join("rd")),
+        "--packet-size",
+        "200",
+    ]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--packet-size"));
+}
