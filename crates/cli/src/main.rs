@@ -1,8 +1,8 @@
 //! `fairstream`: the command-line front end.
 //!
-//! Subcommands so far: `equation`, `simulate`, `decode` and `evaluate`; the
-//! others of DESIGN.md (`send`, `recv`, `relay`, `emulate`, `sweep`,
-//! `schedule`) are added as they come to work.
+//! Subcommands so far: `equation`, `simulate`, `decode`, `evaluate` and
+//! `schedule`; the others of DESIGN.md (`send`, `recv`, `relay`, `emulate`,
+//! `sweep`) are added as they come to work.
 
 use std::process::ExitCode;
 
@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod equation_cmd;
 mod plots;
+mod schedule_cmd;
 mod simulate_cmd;
 mod video_cmd;
 
@@ -49,6 +50,13 @@ enum Command {
     /// it out (late packets count as lost) and prints frames lost by type,
     /// start-up delay, stalls, PSNR, SSIM and MOS against the reference.
     Evaluate(video_cmd::EvaluateArgs),
+    /// Compute paper 003's smoothing schedules for a stored video
+    ///
+    /// For the video's playout vector and a rate constraint (a fixed rate or
+    /// a per-slot curve): the minimum start-up delay w*, the minimum client
+    /// buffer x*, and with --proxy-rate the proxy buffer y' of the two-step
+    /// proxy procedure.
+    Schedule(schedule_cmd::ScheduleArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +67,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Decode(args) => video_cmd::run_decode(&args),
         Command::Evaluate(args) => video_cmd::run_evaluate(&args),
+        Command::Schedule(args) => schedule_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

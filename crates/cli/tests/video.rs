@@ -155,3 +155,66 @@ fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--packet-size"));
 }
+
+#[test]
+fn schedule_prints_the_papers_figures_and_names_bad_input() {
+    let Some(trace) = fairstream_testkit::shared_file("data/evalvid/st_highway_cif.st") else {
+        return;
+    };
+    let json = |args: &[&str]| -> Value { serde_json::from_slice(&ok(args).stdout).unwrap() };
+    let end_to_end = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate",
+        "400kbit",
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    for key in [
+        "startup_delay_s",
+        "client_buffer_bytes",
+        "proxy_buffer_bytes",
+    ] {
+        assert!(end_to_end.get(key).is_some(), "{key}");
+    }
+    assert!(end_to_end["proxy_buffer_bytes"].is_null());
+    // A slower rate needs a longer start-up delay.
+    let slower = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate",
+        "200kbit",
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    assert!(slower["startup_delay_s"].as_f64() > end_to_end["startup_delay_s"].as_f64());
+    // A bursty rate curve for the wired path and a proxy: the proxy buffers.
+    let dir = scratch("schedule");
+    let curve = dir.join("curve.txt");
+    fs::write(
+        &curve,
+        "# bursty\n0\n0\n0\n5mbit\n0\n0\n0\n5mbit\n500kbit\n",
+    )
+    .unwrap();
+    let proxy = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate-curve",
+        s(&curve),
+        "--proxy-rate",
+        "350kbit",
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    assert!(proxy["proxy_buffer_bytes"].as_u64().unwrap() > 0, "{proxy}");
+    fs::write(&curve, "fast\n").unwrap();
+    let output = fairstream(&["schedule", "--source", s(&trace), "--rate-curve", s(&curve)]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("line 1"));
+}

@@ -17,6 +17,8 @@
 //! - [`evalvid`]: EvalVid's sender trace and packet dump files.
 //! - [`stream`]: a stream end to end: source frames, RTP/H.264 packets, what
 //!   arrived, and the verdict (playout and quality).
+//! - [`schedule`]: paper 003's smoothing schedules (S_late, S_early, w*,
+//!   x*, the proxy buffer y').
 //! - [`playout`]: the playout buffer: deadlines, late packets, stalls,
 //!   start-up delay, GOP arrivals.
 
@@ -25,6 +27,7 @@ pub mod generator;
 pub mod h264;
 pub mod playout;
 pub mod quality;
+pub mod schedule;
 pub mod stream;
 pub mod yuv;
 
