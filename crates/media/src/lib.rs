@@ -14,6 +14,7 @@
 //! - [`generator`]: the project's own synthetic content.
 //! - [`yuv`], [`quality`]: I420 frames; PSNR, SSIM and MOS as EvalVid reports
 //!   them.
+//! - [`fec`]: packet-level Reed-Solomon RS(n, k) erasure coding.
 //! - [`evalvid`]: EvalVid's sender trace and packet dump files.
 //! - [`stream`]: a stream end to end: source frames, RTP/H.264 packets, what
 //!   arrived, and the verdict (playout and quality).
@@ -23,6 +24,7 @@
 //!   start-up delay, GOP arrivals.
 
 pub mod evalvid;
+pub mod fec;
 pub mod generator;
 pub mod h264;
 pub mod playout;

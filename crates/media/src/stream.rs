@@ -30,6 +30,11 @@ pub const CLOCK_RATE: f64 = 90_000.0;
 /// Bytes of an RTP header without CSRCs or extension.
 pub const RTP_HEADER_BYTES: usize = 12;
 const SSRC: u32 = 0x4641_4952; // "FAIR"
+/// The RTP payload type of FEC parity packets (dynamic range).
+pub const FEC_PAYLOAD_TYPE: u8 = 97;
+/// Bytes of the parity header inside the RTP payload: block (4), index,
+/// k, n (1 each).
+const FEC_HEADER_BYTES: usize = 7;
 
 /// Why a stream could not be made or judged.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +95,77 @@ pub struct MediaPacket {
     pub frame: usize,
     /// The whole RTP packet.
     pub bytes: Vec<u8>,
+}
+
+/// Packet-level FEC of a stream: RS(n, k) over each run of k data packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FecParams {
+    /// Packets a block, data and parity.
+    pub n: usize,
+    /// Data packets a block.
+    pub k: usize,
+}
+
+/// A parity packet, sent after the last data packet of its block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParityPacket {
+    /// The block (data packets `block·k .. block·k + k`).
+    pub block: u64,
+    /// Its index among the block's n − k parity packets.
+    pub index: u8,
+    /// The data packet after which it is sent.
+    pub after: u64,
+    /// The whole RTP packet.
+    pub bytes: Vec<u8>,
+}
+
+/// The parity packets of `packets` (a stream's data packets, in order).
+pub fn parity_packets(
+    packets: &[MediaPacket],
+    fec: FecParams,
+) -> Result<Vec<ParityPacket>, StreamError> {
+    let code =
+        crate::fec::FecCode::new(fec.n, fec.k).map_err(|e| StreamError::Invalid(e.to_string()))?;
+    let mut out = Vec::new();
+    let mut seq = 0u16;
+    for (block, chunk) in packets.chunks(fec.k).enumerate() {
+        let refs: Vec<&[u8]> = chunk.iter().map(|p| p.bytes.as_slice()).collect();
+        let parity = code
+            .encode(&refs)
+            .map_err(|e| StreamError::Invalid(e.to_string()))?;
+        let Some(last) = chunk.last() else { continue };
+        let timestamp = RtpRepr::parse_bytes(&last.bytes)
+            .map(|r| r.timestamp)
+            .unwrap_or(0);
+        for (index, shard) in parity.into_iter().enumerate() {
+            let mut payload = Vec::with_capacity(FEC_HEADER_BYTES + shard.len());
+            payload.extend_from_slice(&(block as u32).to_be_bytes());
+            payload.extend_from_slice(&[index as u8, fec.k as u8, fec.n as u8]);
+            payload.extend_from_slice(&shard);
+            let repr = RtpRepr {
+                marker: false,
+                payload_type: FEC_PAYLOAD_TYPE,
+                sequence_number: seq,
+                timestamp,
+                ssrc: SSRC,
+                csrcs: CsrcList::new(),
+                extension: None,
+                payload: &payload,
+                padding_len: 0,
+            };
+            seq = seq.wrapping_add(1);
+            let mut bytes = vec![0; repr.buffer_len()];
+            repr.emit(&mut bytes)
+                .map_err(|e| StreamError::Invalid(e.to_string()))?;
+            out.push(ParityPacket {
+                block: block as u64,
+                index: index as u8,
+                after: last.id,
+                bytes,
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn check_fps(fps: f64) -> Result<(), StreamError> {
@@ -343,6 +419,8 @@ impl MediaStream {
 #[derive(Clone, Debug, Default)]
 pub struct Reception {
     arrivals: BTreeMap<u64, (f64, Vec<u8>)>,
+    /// FEC parity packets by (block, index).
+    parity: BTreeMap<(u64, u8), (f64, Vec<u8>)>,
     highest: Option<u64>,
     malformed: u64,
     duplicates: u64,
@@ -362,6 +440,25 @@ impl Reception {
             self.malformed += 1;
             return;
         };
+        if repr.payload_type == FEC_PAYLOAD_TYPE {
+            let header = repr.payload.get(..FEC_HEADER_BYTES);
+            let Some(header) = header else {
+                self.malformed += 1;
+                return;
+            };
+            let block = u64::from(u32::from_be_bytes([
+                header[0], header[1], header[2], header[3],
+            ]));
+            if self.parity.len() >= limit {
+                self.malformed += 1;
+                return;
+            }
+            self.parity.insert(
+                (block, header[4]),
+                (time_s, repr.payload[FEC_HEADER_BYTES..].to_vec()),
+            );
+            return;
+        }
         let seq = repr.sequence_number;
         // Extend the 16-bit number around the highest seen (RFC 3550 A.1).
         let id = match self.highest {
@@ -416,6 +513,8 @@ pub struct MediaReport {
     pub frames_dropped_by_sender: u64,
     /// Pictures the decoder could not produce, shown as repeats.
     pub frames_repeated: u64,
+    /// Lost data packets rebuilt from FEC parity (0 without FEC).
+    pub packets_recovered_by_fec: u64,
     /// Per-frame quality, in frame order (empty without payload).
     #[serde(skip)]
     pub frame_quality: Vec<FrameQuality>,
@@ -435,6 +534,83 @@ pub fn evaluate(
     reception: &Reception,
     startup: StartupDelay,
 ) -> Result<MediaReport, StreamError> {
+    evaluate_with_fec(stream, packets, sent, reception, startup, None)
+}
+
+/// The data packets FEC can rebuild: for each block with a loss and at
+/// least k of its n packets, the lost ones, arriving when the k-th earliest
+/// of the block's packets did.
+fn recover_with_fec(
+    packets: &[MediaPacket],
+    sent: &SendTimes,
+    reception: &Reception,
+    fec: FecParams,
+) -> Result<BTreeMap<u64, (f64, Vec<u8>)>, StreamError> {
+    let code =
+        crate::fec::FecCode::new(fec.n, fec.k).map_err(|e| StreamError::Invalid(e.to_string()))?;
+    let mut recovered = BTreeMap::new();
+    for (block, chunk) in packets.chunks(fec.k).enumerate() {
+        let block = block as u64;
+        if chunk.iter().all(|p| reception.arrivals.contains_key(&p.id)) {
+            continue;
+        }
+        let mut times: Vec<f64> = Vec::new();
+        let data: Vec<Option<Vec<u8>>> = (0..fec.k)
+            .map(|i| match chunk.get(i) {
+                // A short last block: the missing packets are known empty.
+                None => Some(Vec::new()),
+                Some(p) => reception.arrivals.get(&p.id).map(|(t, b)| {
+                    times.push(*t);
+                    b.clone()
+                }),
+            })
+            .collect();
+        let parity: Vec<Option<Vec<u8>>> = (0..fec.n - fec.k)
+            .map(|j| {
+                reception.parity.get(&(block, j as u8)).map(|(t, b)| {
+                    times.push(*t);
+                    b.clone()
+                })
+            })
+            .collect();
+        let Ok(rebuilt) = code.recover(&data, &parity) else {
+            continue;
+        };
+        let short = fec.k - chunk.len();
+        times.sort_by(f64::total_cmp);
+        let Some(&ready) = times.get(fec.k.saturating_sub(short + 1)) else {
+            continue;
+        };
+        for (packet, bytes) in chunk.iter().zip(rebuilt) {
+            if !reception.arrivals.contains_key(&packet.id) && sent.contains_key(&packet.id) {
+                recovered.insert(packet.id, (ready, bytes));
+            }
+        }
+    }
+    Ok(recovered)
+}
+
+/// [`evaluate`], with the stream protected by FEC (`fec`): lost packets a
+/// block's parity can rebuild count as arrived when it could.
+pub fn evaluate_with_fec(
+    stream: &MediaStream,
+    packets: &[MediaPacket],
+    sent: &SendTimes,
+    reception: &Reception,
+    startup: StartupDelay,
+    fec: Option<FecParams>,
+) -> Result<MediaReport, StreamError> {
+    let recovered = match fec {
+        Some(fec) => recover_with_fec(packets, sent, reception, fec)?,
+        None => BTreeMap::new(),
+    };
+    let packets_recovered_by_fec = recovered.len() as u64;
+    let mut all = reception.arrivals.clone();
+    all.extend(recovered);
+    let reception = &Reception {
+        arrivals: all,
+        ..Reception::default()
+    };
     let mut arrivals: Vec<FrameArrivals> = stream
         .frames
         .iter()
@@ -466,6 +642,7 @@ pub fn evaluate(
             quality: None,
             frames_dropped_by_sender,
             frames_repeated: 0,
+            packets_recovered_by_fec,
             frame_quality: Vec::new(),
         });
     };
@@ -529,6 +706,7 @@ pub fn evaluate(
         quality: summarise(&frame_quality),
         frames_dropped_by_sender,
         frames_repeated: repeats as u64,
+        packets_recovered_by_fec,
         frame_quality,
     })
 }

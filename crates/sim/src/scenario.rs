@@ -231,6 +231,9 @@ pub struct MediaConfig {
     pub mode: SendMode,
     /// The receiver's start-up delay (`startup_delay`, `"auto"` by default).
     pub startup_delay: StartupDelaySetting,
+    /// Packet-level FEC, RS(n, k) (`fec = { n = 56, k = 50 }`; none by
+    /// default).
+    pub fec: Option<(u16, u16)>,
 }
 
 /// The frames per second of a media flow without `fps`.

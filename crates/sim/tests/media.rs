@@ -137,3 +137,30 @@ fn without_loss_psnr_is_the_encoders_own() {
         own.quality.unwrap().psnr_db_mean
     );
 }
+
+#[test]
+fn fec_rebuilds_packets_the_channel_lost() {
+    let base = std::fs::read_to_string(video_file("tfrc-gilbert-elliott.toml"))
+        .unwrap()
+        .replace("frames = 250", "frames = 100")
+        .replace("width = 352, height = 288", "width = 176, height = 144");
+    let with_fec = base.replace(
+        "startup_delay = \"auto\" }",
+        "startup_delay = \"auto\", fec = { n = 12, k = 10 } }",
+    );
+    assert_ne!(base, with_fec);
+    let origin = video_file("fec.toml").display().to_string();
+    let (plain, _) = run(&Scenario::from_str(&base, &origin).unwrap());
+    let (protected, _) = run(&Scenario::from_str(&with_fec, &origin).unwrap());
+    let (plain, protected) = (report(&plain), report(&protected));
+    eprintln!(
+        "without FEC: packets lost {} PSNR {:.2}; RS(12,10): lost {} rebuilt {} PSNR {:.2}",
+        plain.playout.packets_lost.total(),
+        plain.quality.as_ref().unwrap().psnr_db_mean,
+        protected.playout.packets_lost.total(),
+        protected.packets_recovered_by_fec,
+        protected.quality.as_ref().unwrap().psnr_db_mean
+    );
+    assert!(protected.packets_recovered_by_fec > 0);
+    assert!(protected.playout.packets_lost.total() < plain.playout.packets_lost.total());
+}

@@ -152,3 +152,53 @@ fn what_is_not_rtp_is_counted_and_memory_is_bounded() {
     assert!(stream.packetize(14).is_err());
     assert!(MediaStream::from_trace(&[], 0.0).is_err());
 }
+
+#[test]
+fn fec_rebuilds_what_its_parity_can_and_no_more() {
+    let stream = MediaStream::generated(176, 144, 25, SETTINGS).unwrap();
+    let packets = stream.packetize(1000).unwrap();
+    let fec = FecParams { n: 12, k: 10 };
+    let parity = parity_packets(&packets, fec).unwrap();
+    let blocks = packets.len().div_ceil(10);
+    assert_eq!(parity.len(), blocks * 2);
+    let sent = everything_sent(&packets, 25.0);
+    // Lose two data packets of every block: all rebuilt.
+    let mut reception = receive(&packets, |p| p.id % 10 == 3 || p.id % 10 == 7, 25.0);
+    for p in &parity {
+        reception.on_datagram(1.0, &p.bytes, 1 << 20);
+    }
+    let plain = evaluate(&stream, &packets, &sent, &reception, StartupDelay::Auto).unwrap();
+    assert!(plain.playout.packets_lost.total() > 0);
+    let protected = evaluate_with_fec(
+        &stream,
+        &packets,
+        &sent,
+        &reception,
+        StartupDelay::Auto,
+        Some(fec),
+    )
+    .unwrap();
+    assert_eq!(protected.playout.packets_lost.total(), 0);
+    assert_eq!(
+        protected.packets_recovered_by_fec,
+        plain.playout.packets_lost.total()
+    );
+    // Three losses in a block are beyond RS(12, 10).
+    let reception3 = {
+        let mut r = receive(&packets, |p| p.id % 10 < 3, 25.0);
+        for p in &parity {
+            r.on_datagram(1.0, &p.bytes, 1 << 20);
+        }
+        r
+    };
+    let report = evaluate_with_fec(
+        &stream,
+        &packets,
+        &sent,
+        &reception3,
+        StartupDelay::Auto,
+        Some(fec),
+    )
+    .unwrap();
+    assert_eq!(report.packets_recovered_by_fec, 0);
+}

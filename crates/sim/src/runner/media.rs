@@ -10,8 +10,8 @@ use fairstream_media::evalvid::read_sender_trace;
 use fairstream_media::h264::FrameType;
 use fairstream_media::playout::StartupDelay;
 use fairstream_media::stream::{
-    evaluate, evalvid_files, MediaPacket, MediaReport, MediaStream, Reception, SendTimes,
-    StreamError,
+    evaluate_with_fec, evalvid_files, parity_packets, FecParams, MediaPacket, MediaReport,
+    MediaStream, ParityPacket, Reception, SendTimes, StreamError,
 };
 use fairstream_proto::time::Instant;
 
@@ -125,6 +125,10 @@ pub(super) struct MediaApp {
     startup: StartupDelaySetting,
     sent: SendTimes,
     reception: Reception,
+    fec: Option<FecParams>,
+    parity: Vec<ParityPacket>,
+    /// The next parity packet to send.
+    next_parity: usize,
 }
 
 impl MediaApp {
@@ -137,6 +141,14 @@ impl MediaApp {
         start: Instant,
     ) -> Result<MediaApp, MediaSetupError> {
         let packets = stream.packetize(packet_size)?;
+        let fec = config.fec.map(|(n, k)| FecParams {
+            n: usize::from(n),
+            k: usize::from(k),
+        });
+        let parity = match fec {
+            Some(fec) => parity_packets(&packets, fec)?,
+            None => Vec::new(),
+        };
         Ok(MediaApp {
             stream: Arc::new(stream),
             packets,
@@ -146,6 +158,9 @@ impl MediaApp {
             startup: config.startup_delay,
             sent: SendTimes::new(),
             reception: Reception::new(),
+            fec,
+            parity,
+            next_parity: 0,
         })
     }
 
@@ -164,6 +179,21 @@ impl MediaApp {
     /// path's one-way delay) are skipped, P and B frames as soon as they
     /// would be late, I frames only once their deadline has passed.
     pub(super) fn next_packet(&mut self, now: Instant, one_way: Duration) -> Option<&[u8]> {
+        // Parity follows the last data packet of its block.
+        let done = self
+            .next
+            .checked_sub(1)
+            .and_then(|i| self.packets.get(i))
+            .map(|p| p.id);
+        if let Some(parity) = self.parity.get(self.next_parity) {
+            if done.is_some_and(|id| id >= parity.after) {
+                self.next_parity += 1;
+                return self
+                    .parity
+                    .get(self.next_parity - 1)
+                    .map(|p| p.bytes.as_slice());
+            }
+        }
         loop {
             let packet = self.packets.get(self.next)?;
             let frame = packet.frame;
@@ -220,12 +250,13 @@ impl MediaApp {
             StartupDelaySetting::Auto => StartupDelay::Auto,
             StartupDelaySetting::Fixed(delay) => StartupDelay::Fixed(delay.as_secs_f64()),
         };
-        evaluate(
+        evaluate_with_fec(
             &self.stream,
             &self.packets,
             &self.sent,
             &self.reception,
             startup,
+            self.fec,
         )
     }
 

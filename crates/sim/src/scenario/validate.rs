@@ -642,6 +642,29 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
             }
         }
     };
+    let fec = match fields.optional("fec") {
+        None => None,
+        Some(value) => {
+            let table = value.get_ref().as_table();
+            let get = |key: &str| {
+                table
+                    .and_then(|t| t.get(key))
+                    .and_then(toml::Value::as_integer)
+                    .and_then(|v| u16::try_from(v).ok())
+            };
+            let extra = table.and_then(|t| t.keys().find(|k| *k != "n" && *k != "k"));
+            match (get("n"), get("k"), extra) {
+                (Some(n), Some(k), None) if k >= 1 && k < n && n <= 255 => Some((n, k)),
+                _ => {
+                    return Err(fields.error(
+                        "fec",
+                        "expected { n = N, k = K } with 1 <= k < n <= 255 (paper 001 used \
+                         { n = 56, k = 50 })",
+                    ))
+                }
+            }
+        }
+    };
     let what = format!("media source \"{written}\" in {}", fields.path());
     if !matches!(source, MediaSourceConfig::Generated { .. }) {
         for key in ["width", "height", "gop", "bitrate", "slice_max"] {
@@ -660,6 +683,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
         frames,
         mode,
         startup_delay,
+        fec,
     })
 }
 
