@@ -370,3 +370,52 @@ fn bad_settings_and_garbage_are_errors_not_panics() {
         let _ = decoder.decode(&unit, 1);
     }
 }
+
+/// The concealment modes side by side on the same drops as
+/// `concealed_decode_with_five_percent_of_slices_dropped_is_close_to_ffmpegs`
+/// (docs/results/video.md quotes its output). Slow in a debug build, so
+/// run on request: `cargo test -p fairstream-media --lib concealment_modes -- --ignored --nocapture`.
+#[test]
+#[ignore = "eight full decodes of 300 CIF frames; run on request"]
+fn concealment_modes_compared() {
+    let Some(path) = shared("test_cif_P_CABAC_slice.264") else {
+        return;
+    };
+    let stream = std::fs::read(path).unwrap();
+    let clean = decode_all(&stream, DEFAULT_CONCEALMENT);
+    let report = parse_stream(&stream).unwrap();
+    let units: Vec<(usize, Vec<u8>)> = report
+        .access_units
+        .iter()
+        .map(|au| {
+            let mut slice = 0;
+            let keep: Vec<bool> = au
+                .nal_units
+                .iter()
+                .map(|nal| {
+                    if !nal.is_slice() || au.idr {
+                        return true;
+                    }
+                    slice += 1;
+                    !dropped(au.index, slice, 5)
+                })
+                .collect();
+            (au.index, annex_b(&stream, au, |i| keep[i]))
+        })
+        .collect();
+    for mode in 0..=MAX_CONCEALMENT {
+        let mut decoder = Decoder::new(mode).unwrap();
+        let (frames, repeats) = decode_aligned(
+            &mut decoder,
+            units.iter().map(|(i, b)| (*i, b.as_slice())),
+            300,
+            (352, 288),
+        )
+        .unwrap();
+        let q = summarise(&compare(&clean, &frames).unwrap()).unwrap();
+        eprintln!(
+            "mode {mode}: {:.2} dB, {repeats} frames not produced",
+            q.psnr_db_mean
+        );
+    }
+}
