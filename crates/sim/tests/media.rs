@@ -164,3 +164,49 @@ fn fec_rebuilds_packets_the_channel_lost() {
     assert!(protected.packets_recovered_by_fec > 0);
     assert!(protected.playout.packets_lost.total() < plain.playout.packets_lost.total());
 }
+
+/// Live mode over a path slower than the video: the sender drops frames
+/// that can no longer arrive in time, P frames before I frames; on demand
+/// nothing is dropped and the start-up delay grows instead.
+#[test]
+fn live_senders_drop_late_frames_and_keep_i_frames_longest() {
+    let base = std::fs::read_to_string(video_file("tfrc-gilbert-elliott.toml"))
+        .unwrap()
+        .replace(
+            "loss = { kind = \"gilbert-elliott\", p_good_good = 0.95, p_bad_bad = 0.94, loss_good = 0.01, loss_bad = 0.05 }",
+            "",
+        )
+        .replace("rate = \"2mbit\"", "rate = \"300kbit\"")
+        .replace("frames = 250", "frames = 150")
+        .replace("width = 352, height = 288", "width = 176, height = 144")
+        .replace("bitrate = \"600kbit\"", "bitrate = \"500kbit\"");
+    let live = base.replace(
+        "mode = \"on-demand\", startup_delay = \"auto\"",
+        "mode = \"live\", startup_delay = \"1s\"",
+    );
+    assert_ne!(base, live);
+    let origin = video_file("live.toml").display().to_string();
+    let (on_demand, _) = run(&Scenario::from_str(&base, &origin).unwrap());
+    let (live, _) = run(&Scenario::from_str(&live, &origin).unwrap());
+    let (on_demand, live) = (report(&on_demand), report(&live));
+    eprintln!(
+        "on demand: dropped {} start-up {:.2} s; live: dropped {} lost {:?} stalls {} start-up {:.2} s",
+        on_demand.frames_dropped_by_sender,
+        on_demand.playout.startup_delay_s,
+        live.frames_dropped_by_sender,
+        live.playout.frames_lost,
+        live.playout.stalls,
+        live.playout.startup_delay_s
+    );
+    assert_eq!(on_demand.frames_dropped_by_sender, 0);
+    assert!(
+        on_demand.playout.startup_delay_s > 1.0,
+        "the link is slower than the video"
+    );
+    assert!(live.frames_dropped_by_sender > 0);
+    // I frames are dropped last: a smaller share of them is lost than of P.
+    let lost = live.playout.frames_lost;
+    let i_share = lost.i as f64 / 6.0; // 150 frames, GOP 25
+    let p_share = lost.p as f64 / 144.0;
+    assert!(i_share < p_share, "I {i_share} vs P {p_share}");
+}
