@@ -210,3 +210,61 @@ fn live_senders_drop_late_frames_and_keep_i_frames_longest() {
     let p_share = lost.p as f64 / 144.0;
     assert!(i_share < p_share, "I {i_share} vs P {p_share}");
 }
+
+/// An H.264 file and an EvalVid trace as sources: the file's frames are
+/// judged against its own loss-free decode; the trace carries sizes only
+/// (no quality, but losses by frame type).
+#[test]
+fn files_and_traces_are_sources_too() {
+    let (Some(file), Some(trace)) = (
+        fairstream_testkit::shared_file("data/video/BA_MW_D.264"),
+        fairstream_testkit::shared_file("data/evalvid/st_highway_cif.st"),
+    ) else {
+        return;
+    };
+    let base = std::fs::read_to_string(video_file("tfrc-bernoulli.toml")).unwrap();
+    let media_line = base
+        .lines()
+        .find(|l| l.starts_with("media = "))
+        .unwrap()
+        .to_owned();
+    let origin = video_file("sources.toml").display().to_string();
+    let with_file = base.replace(
+        &media_line,
+        &format!("media = {{ source = \"{}\", fps = 15 }}", file.display()),
+    );
+    let (summary, _) = run(&Scenario::from_str(&with_file, &origin).unwrap());
+    let media = report(&summary);
+    assert_eq!(media.playout.frames_total, 100);
+    let quality = media.quality.as_ref().unwrap();
+    assert!(quality.psnr_db_mean > 20.0, "{quality:?}");
+    let with_trace = base.replace(
+        &media_line,
+        &format!(
+            "media = {{ source = \"{}\", fps = 30, frames = 300 }}",
+            trace.display()
+        ),
+    );
+    let (summary, _) = run(&Scenario::from_str(&with_trace, &origin).unwrap());
+    let media = report(&summary);
+    assert_eq!(media.playout.frames_total, 300);
+    assert!(media.quality.is_none());
+    assert!(media.playout.packets_lost.total() > 0, "3 % loss");
+    let json = serde_json::to_value(&summary).unwrap();
+    assert!(json["flows"][0]["media"].get("psnr_db_mean").is_none());
+    // Asking a file for more frames than it has is an error that says so.
+    let too_many = base.replace(
+        &media_line,
+        &format!(
+            "media = {{ source = \"{}\", frames = 500 }}",
+            file.display()
+        ),
+    );
+    let error = Simulation::new(&Scenario::from_str(&too_many, &origin).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("100 frames") && error.contains("500"),
+        "{error}"
+    );
+}
