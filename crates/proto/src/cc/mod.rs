@@ -6,6 +6,7 @@
 //! | TFRC receiver (loss history, feedback) | RFC 5348 §5, §6 | [`loss_history`], [`tfrc_receiver`] |
 //! | TFRC-SP (small packets, CCID 4) | RFC 4828, RFC 5622 | [`tfrc`] with [`tfrc::SmallPacketConfig`] |
 //! | TCP-like window control (CCID 2) | RFC 4341 | [`ccid2`] |
+//! | connection count of multi-connection TFRC (MULTFRC, E-MULTFRC, aggregate) | paper 001 eq. 6, paper 000 eq. 2 | [`multi`] |
 //!
 //! Every controller is built from a `…Config` whose `Default` names the RFC
 //! constants, and implements [`RateController`]. The throughput equations are
@@ -25,6 +26,7 @@ pub mod ccid2;
 pub mod equation;
 pub mod loss_history;
 pub mod multfrc;
+pub mod multi;
 pub mod rtt;
 pub mod tfrc;
 pub mod tfrc_receiver;

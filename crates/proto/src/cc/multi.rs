@@ -1,0 +1,301 @@
+//! How many TFRC connections one stream should use: the connection-count
+//! controllers of multi-connection streaming (paper 001 §3, paper 000 eq. 2).
+//!
+//! Every controller except [`ConnectionCountConfig::Fixed`] is driven by the
+//! same RTT measurement subsystem (RMS, paper 001 §3): the receiver reports
+//! an RTT sample about once per round trip ([`ConnectionCounter::on_rtt_sample`]);
+//! every `m` samples the RMS averages them into `ave_rtt` and the controller
+//! compares it with `rtt_min`, the smallest `ave_rtt` seen:
+//!
+//! - congestion, `ave_rtt − rtt_min > γ · rtt_min` (queueing delay beyond a
+//!   threshold): decrease;
+//! - otherwise: increase by `α / n` (inversely to the count).
+//!
+//! | controller | decrease | source |
+//! |---|---|---|
+//! | `Multfrc` | `n − β` (additive) | paper 001 eq. 6, IIAD(α, β), α = β = 1, γ = 0.2, m = 50 |
+//! | `EMultfrc` | `β · n + α / n` (multiplicative), α = 1 − β | paper 000 eq. 2 |
+//! | `Aggregate` | as `Multfrc`, but `n` stays fractional: one connection sends at the MulTFRC rate of n flows | AIO-TFRC / MulTFRC |
+//!
+//! `n` never goes below one. The connection count a session opens is `n`
+//! rounded to the nearest integer ([`ConnectionCounter::connections`]).
+//!
+//! **rtt_min expiry.** Paper 000 notes that a global `rtt_min` goes stale:
+//! after a route change that lengthens the path, every `ave_rtt` looks like
+//! queueing and the count falls to one for good. Here `rtt_min` is the
+//! smallest `ave_rtt` of the last [`MultiConfig::rtt_min_lifetime`] (default
+//! 60 s; `None` keeps the paper's all-time minimum), so a longer path becomes
+//! the new baseline after one lifetime. The price: a queue that stays
+//! standing for a whole lifetime is taken for path delay too.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::time::Instant;
+
+/// Parameters of the RTT-driven controllers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultiConfig {
+    /// α: the increase is α / n per `ave_rtt` without congestion.
+    pub alpha: f64,
+    /// β: the decrease (subtracted for MULTFRC, a factor for E-MULTFRC).
+    pub beta: f64,
+    /// γ: queueing delay tolerated, as a share of `rtt_min`.
+    pub gamma: f64,
+    /// m: RTT samples averaged into one `ave_rtt`.
+    pub m: usize,
+    /// How long an `ave_rtt` can stay `rtt_min`; `None` for ever (the
+    /// paper's rule).
+    pub rtt_min_lifetime: Option<Duration>,
+    /// The count to start with.
+    pub initial: f64,
+    /// The most connections (a bound on what a peer's RTTs can make us open).
+    pub max: f64,
+}
+
+impl MultiConfig {
+    /// Paper 001's MULTFRC: α = β = 1, γ = 0.2, m = 50.
+    pub const MULTFRC: MultiConfig = MultiConfig {
+        alpha: 1.0,
+        beta: 1.0,
+        gamma: 0.2,
+        m: 50,
+        rtt_min_lifetime: Some(Duration::from_secs(60)),
+        initial: 1.0,
+        max: 64.0,
+    };
+
+    /// Paper 000 eq. 2's E-MULTFRC with β = 0.5 (so α = 1 − β = 0.5; the
+    /// paper gives no value, this is our choice), γ and m as MULTFRC.
+    pub const E_MULTFRC: MultiConfig = MultiConfig {
+        alpha: 0.5,
+        beta: 0.5,
+        ..MultiConfig::MULTFRC
+    };
+}
+
+/// Which controller, with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConnectionCountConfig {
+    /// A fixed number of connections.
+    Fixed(u32),
+    /// Paper 001's MULTFRC, IIAD(α, β).
+    Multfrc(MultiConfig),
+    /// Paper 000 eq. 2's E-MULTFRC: multiplicative decrease.
+    EMultfrc(MultiConfig),
+    /// One connection at the MulTFRC rate of a fractional n, driven by the
+    /// MULTFRC rule.
+    Aggregate(MultiConfig),
+}
+
+/// Why a configuration was refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MultiConfigError {
+    /// A parameter outside its range.
+    #[error("{name} = {value} is outside {range}")]
+    OutOfRange {
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// What is allowed.
+        range: &'static str,
+    },
+}
+
+impl ConnectionCountConfig {
+    /// Builds the controller.
+    pub fn build(&self) -> Result<ConnectionCounter, MultiConfigError> {
+        let check = |name: &'static str, value: f64, ok: bool, range: &'static str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(MultiConfigError::OutOfRange { name, value, range })
+            }
+        };
+        match self {
+            ConnectionCountConfig::Fixed(n) => {
+                check("conns", f64::from(*n), (1..=1024).contains(n), "1..=1024")?;
+            }
+            ConnectionCountConfig::Multfrc(c)
+            | ConnectionCountConfig::EMultfrc(c)
+            | ConnectionCountConfig::Aggregate(c) => {
+                check(
+                    "alpha",
+                    c.alpha,
+                    c.alpha > 0.0 && c.alpha <= 16.0,
+                    "(0, 16]",
+                )?;
+                let beta_ok = match self {
+                    ConnectionCountConfig::EMultfrc(_) => c.beta > 0.0 && c.beta < 1.0,
+                    _ => c.beta > 0.0 && c.beta <= 16.0,
+                };
+                check(
+                    "beta",
+                    c.beta,
+                    beta_ok,
+                    "(0, 1) for E-MULTFRC, (0, 16] otherwise",
+                )?;
+                check(
+                    "gamma",
+                    c.gamma,
+                    c.gamma >= 0.0 && c.gamma <= 10.0,
+                    "[0, 10]",
+                )?;
+                check("m", c.m as f64, (1..=10_000).contains(&c.m), "1..=10000")?;
+                check("max", c.max, c.max >= 1.0 && c.max <= 1024.0, "[1, 1024]")?;
+                check(
+                    "initial",
+                    c.initial,
+                    c.initial >= 1.0 && c.initial <= c.max,
+                    "[1, max]",
+                )?;
+            }
+        }
+        Ok(ConnectionCounter::new(*self))
+    }
+}
+
+/// A controller's state.
+#[derive(Clone, Debug)]
+pub struct ConnectionCounter {
+    config: ConnectionCountConfig,
+    n: f64,
+    /// RTT samples of the current window.
+    window_sum: Duration,
+    window_len: usize,
+    /// Recent `ave_rtt`s (time, value), for the expiring minimum.
+    history: VecDeque<(Instant, Duration)>,
+    last_ave_rtt: Option<Duration>,
+    decisions: u64,
+}
+
+/// What one `ave_rtt` decided.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    /// The averaged RTT.
+    pub ave_rtt: Duration,
+    /// The reference minimum it was compared with.
+    pub rtt_min: Duration,
+    /// Whether the queueing delay exceeded the threshold.
+    pub congested: bool,
+    /// The count after the decision.
+    pub n: f64,
+}
+
+impl ConnectionCounter {
+    fn new(config: ConnectionCountConfig) -> ConnectionCounter {
+        let n = match config {
+            ConnectionCountConfig::Fixed(n) => f64::from(n),
+            ConnectionCountConfig::Multfrc(c)
+            | ConnectionCountConfig::EMultfrc(c)
+            | ConnectionCountConfig::Aggregate(c) => c.initial,
+        };
+        ConnectionCounter {
+            config,
+            n,
+            window_sum: Duration::ZERO,
+            window_len: 0,
+            history: VecDeque::new(),
+            last_ave_rtt: None,
+            decisions: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> ConnectionCountConfig {
+        self.config
+    }
+
+    /// The current (possibly fractional) count n.
+    pub fn n(&self) -> f64 {
+        self.n
+    }
+
+    /// The connections to keep open: n rounded, at least one (always one for
+    /// the aggregate controller, which puts n into one connection's rate).
+    pub fn connections(&self) -> usize {
+        match self.config {
+            ConnectionCountConfig::Aggregate(_) => 1,
+            _ => (self.n.round() as usize).max(1),
+        }
+    }
+
+    /// `rtt_min`, if any `ave_rtt` has been seen.
+    pub fn rtt_min(&self) -> Option<Duration> {
+        self.history.front().map(|(_, rtt)| *rtt)
+    }
+
+    /// The last `ave_rtt`.
+    pub fn ave_rtt(&self) -> Option<Duration> {
+        self.last_ave_rtt
+    }
+
+    /// Decisions taken so far.
+    pub fn decisions(&self) -> u64 {
+        self.decisions
+    }
+
+    /// Takes one RTT sample (about one per round trip, paper 001 §3's
+    /// receiver report); returns the decision when it completes a window of
+    /// `m` samples.
+    pub fn on_rtt_sample(&mut self, now: Instant, rtt: Duration) -> Option<Decision> {
+        let config = match self.config {
+            ConnectionCountConfig::Fixed(_) => return None,
+            ConnectionCountConfig::Multfrc(c)
+            | ConnectionCountConfig::EMultfrc(c)
+            | ConnectionCountConfig::Aggregate(c) => c,
+        };
+        // A sample of an hour or more is no RTT: ignore it rather than let it
+        // poison the average.
+        if rtt.is_zero() || rtt > Duration::from_secs(3600) {
+            return None;
+        }
+        self.window_sum += rtt;
+        self.window_len += 1;
+        if self.window_len < config.m {
+            return None;
+        }
+        // RMS: ave_rtt = (1/m) Σ rtt_sample_i (paper 001 §3).
+        let ave_rtt = self.window_sum / self.window_len as u32;
+        self.window_sum = Duration::ZERO;
+        self.window_len = 0;
+        self.last_ave_rtt = Some(ave_rtt);
+        if let Some(lifetime) = config.rtt_min_lifetime {
+            while self
+                .history
+                .front()
+                .is_some_and(|(at, _)| now.saturating_duration_since(*at) > lifetime)
+            {
+                self.history.pop_front();
+            }
+        }
+        // A sliding-window minimum: values that a newer, smaller one
+        // outlives can never be the minimum again.
+        while self.history.back().is_some_and(|(_, r)| *r >= ave_rtt) {
+            self.history.pop_back();
+        }
+        self.history.push_back((now, ave_rtt));
+        let rtt_min = self.rtt_min().unwrap_or(ave_rtt);
+        // Paper 001 eq. 6 / paper 000 eq. 2.
+        let queueing = ave_rtt.saturating_sub(rtt_min).as_secs_f64();
+        let congested = queueing > config.gamma * rtt_min.as_secs_f64();
+        let n = self.n;
+        let next = match (self.config, congested) {
+            (ConnectionCountConfig::EMultfrc(_), true) => config.beta * n + config.alpha / n,
+            (_, true) => n - config.beta,
+            (_, false) => n + config.alpha / n,
+        };
+        self.n = next.clamp(1.0, config.max);
+        self.decisions += 1;
+        Some(Decision {
+            ave_rtt,
+            rtt_min,
+            congested,
+            n: self.n,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,248 @@
+use proptest::prelude::*;
+
+use super::*;
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// Feeds `count` windows of `m` samples of `rtt`, one sample every 100 ms
+/// from `*now`.
+fn feed(
+    counter: &mut ConnectionCounter,
+    now: &mut Instant,
+    rtt: Duration,
+    windows: usize,
+    m: usize,
+) -> Vec<Decision> {
+    let mut out = Vec::new();
+    for _ in 0..windows * m {
+        *now += ms(100);
+        if let Some(d) = counter.on_rtt_sample(*now, rtt) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+#[test]
+fn multfrc_follows_iiad() {
+    let mut c = ConnectionCountConfig::Multfrc(MultiConfig {
+        m: 1,
+        ..MultiConfig::MULTFRC
+    })
+    .build()
+    .unwrap();
+    let mut now = Instant::ZERO;
+    // No queueing: n grows by 1/n: 1 -> 2 -> 2.5 -> 2.9.
+    let d = feed(&mut c, &mut now, ms(100), 3, 1);
+    assert!(!d[0].congested);
+    assert!((c.n() - 2.9).abs() < 1e-12, "{}", c.n());
+    assert_eq!(c.connections(), 3);
+    // Queueing above 0.2 rtt_min: minus one per decision.
+    feed(&mut c, &mut now, ms(125), 1, 1);
+    assert!((c.n() - 1.9).abs() < 1e-12);
+    // At the threshold exactly (20 ms over 100 ms) is not congestion.
+    feed(&mut c, &mut now, ms(120), 1, 1);
+    assert!((c.n() - (1.9 + 1.0 / 1.9)).abs() < 1e-12);
+    // Never below one.
+    feed(&mut c, &mut now, ms(200), 10, 1);
+    assert_eq!(c.n(), 1.0);
+    assert_eq!(c.rtt_min(), Some(ms(100)));
+}
+
+#[test]
+fn e_multfrc_decreases_multiplicatively() {
+    let mut c = ConnectionCountConfig::EMultfrc(MultiConfig {
+        m: 1,
+        initial: 8.0,
+        ..MultiConfig::E_MULTFRC
+    })
+    .build()
+    .unwrap();
+    let mut now = Instant::ZERO;
+    feed(&mut c, &mut now, ms(100), 1, 1); // sets rtt_min; 8 + 0.5/8
+    let before = c.n();
+    feed(&mut c, &mut now, ms(150), 1, 1);
+    assert!((c.n() - (0.5 * before + 0.5 / before)).abs() < 1e-12);
+}
+
+#[test]
+fn ave_rtt_averages_m_samples() {
+    let mut c = ConnectionCountConfig::Multfrc(MultiConfig {
+        m: 4,
+        ..MultiConfig::MULTFRC
+    })
+    .build()
+    .unwrap();
+    let mut now = Instant::ZERO;
+    let mut decisions = Vec::new();
+    for rtt in [100, 110, 90, 100, 300] {
+        now += ms(100);
+        decisions.extend(c.on_rtt_sample(now, ms(rtt)));
+    }
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].ave_rtt, ms(100));
+    assert_eq!(c.decisions(), 1);
+    // Nonsense samples are ignored.
+    assert!(c.on_rtt_sample(now, Duration::ZERO).is_none());
+    assert!(c.on_rtt_sample(now, Duration::from_secs(7200)).is_none());
+}
+
+#[test]
+fn rtt_min_expires_so_a_longer_path_becomes_the_baseline() {
+    let config = MultiConfig {
+        m: 10,
+        initial: 4.0,
+        ..MultiConfig::MULTFRC
+    };
+    for (lifetime, expect_recovery) in [(Some(Duration::from_secs(60)), true), (None, false)] {
+        let mut c = ConnectionCountConfig::Multfrc(MultiConfig {
+            rtt_min_lifetime: lifetime,
+            ..config
+        })
+        .build()
+        .unwrap();
+        let mut now = Instant::ZERO;
+        feed(&mut c, &mut now, ms(100), 30, 10);
+        let before = c.n();
+        // The route changes: RTT_min up by 50 %, no queueing at all.
+        feed(&mut c, &mut now, ms(150), 200, 10);
+        eprintln!(
+            "lifetime {lifetime:?}: n {before:.2} -> {:.2}, rtt_min {:?}",
+            c.n(),
+            c.rtt_min()
+        );
+        if expect_recovery {
+            assert_eq!(c.rtt_min(), Some(ms(150)));
+            assert!(c.n() > before, "recovers and grows again");
+        } else {
+            assert_eq!(c.rtt_min(), Some(ms(100)));
+            assert_eq!(c.n(), 1.0, "stuck at one connection");
+        }
+    }
+}
+
+#[test]
+fn fixed_and_aggregate_counts() {
+    let mut fixed = ConnectionCountConfig::Fixed(4).build().unwrap();
+    assert!(fixed.on_rtt_sample(Instant::ZERO, ms(100)).is_none());
+    assert_eq!(fixed.connections(), 4);
+    let mut aggregate = ConnectionCountConfig::Aggregate(MultiConfig {
+        m: 1,
+        ..MultiConfig::MULTFRC
+    })
+    .build()
+    .unwrap();
+    let mut now = Instant::ZERO;
+    feed(&mut aggregate, &mut now, ms(100), 5, 1);
+    assert!(aggregate.n() > 2.0 && aggregate.n().fract() != 0.0);
+    assert_eq!(aggregate.connections(), 1);
+}
+
+#[test]
+fn bad_parameters_are_named() {
+    for (config, name) in [
+        (ConnectionCountConfig::Fixed(0), "conns"),
+        (
+            ConnectionCountConfig::Multfrc(MultiConfig {
+                alpha: 0.0,
+                ..MultiConfig::MULTFRC
+            }),
+            "alpha",
+        ),
+        (
+            ConnectionCountConfig::EMultfrc(MultiConfig {
+                beta: 1.0,
+                ..MultiConfig::E_MULTFRC
+            }),
+            "beta",
+        ),
+        (
+            ConnectionCountConfig::Multfrc(MultiConfig {
+                m: 0,
+                ..MultiConfig::MULTFRC
+            }),
+            "m",
+        ),
+        (
+            ConnectionCountConfig::Multfrc(MultiConfig {
+                gamma: f64::NAN,
+                ..MultiConfig::MULTFRC
+            }),
+            "gamma",
+        ),
+        (
+            ConnectionCountConfig::Multfrc(MultiConfig {
+                initial: 100.0,
+                ..MultiConfig::MULTFRC
+            }),
+            "initial",
+        ),
+    ] {
+        let error = config.build().unwrap_err().to_string();
+        assert!(error.starts_with(name), "{error}");
+    }
+}
+
+fn any_controller() -> impl Strategy<Value = ConnectionCountConfig> {
+    (
+        0usize..3,
+        0.1f64..2.0,
+        0.1f64..0.95,
+        0.0f64..0.5,
+        1usize..5,
+        1.0f64..10.0,
+    )
+        .prop_map(|(kind, alpha, beta, gamma, m, initial)| {
+            let c = MultiConfig {
+                alpha,
+                beta,
+                gamma,
+                m,
+                initial,
+                max: 16.0,
+                rtt_min_lifetime: Some(Duration::from_secs(5)),
+            };
+            match kind {
+                0 => ConnectionCountConfig::Multfrc(c),
+                1 => ConnectionCountConfig::EMultfrc(c),
+                _ => ConnectionCountConfig::Aggregate(c),
+            }
+        })
+}
+
+proptest! {
+    /// Under any sequence of RTT samples: n stays in [1, max], a step up is
+    /// α/n, a step down is β (MULTFRC) or to βn + α/n (E-MULTFRC), and a
+    /// decrease happens exactly when the queueing delay exceeds γ·rtt_min.
+    #[test]
+    fn steps_are_bounded_and_have_the_iiad_shape(
+        config in any_controller(),
+        rtts in proptest::collection::vec(1u64..500, 1..300),
+    ) {
+        let mut counter = config.build().unwrap();
+        let params = match config {
+            ConnectionCountConfig::Multfrc(c) | ConnectionCountConfig::EMultfrc(c) | ConnectionCountConfig::Aggregate(c) => c,
+            ConnectionCountConfig::Fixed(_) => unreachable!(),
+        };
+        let mut now = Instant::ZERO;
+        for rtt in rtts {
+            now += ms(rtt);
+            let before = counter.n();
+            if let Some(d) = counter.on_rtt_sample(now, ms(rtt)) {
+                prop_assert!(d.n >= 1.0 && d.n <= params.max);
+                let queueing = d.ave_rtt.saturating_sub(d.rtt_min).as_secs_f64();
+                prop_assert_eq!(d.congested, queueing > params.gamma * d.rtt_min.as_secs_f64());
+                let expected = match (config, d.congested) {
+                    (ConnectionCountConfig::EMultfrc(_), true) => params.beta * before + params.alpha / before,
+                    (_, true) => before - params.beta,
+                    (_, false) => before + params.alpha / before,
+                };
+                prop_assert!((d.n - expected.clamp(1.0, params.max)).abs() < 1e-9);
+                prop_assert!(d.rtt_min <= d.ave_rtt);
+            }
+            prop_assert!(counter.connections() >= 1);
+        }
+    }
+}
