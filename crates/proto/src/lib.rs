@@ -13,12 +13,15 @@
 //!   receiver loss history.
 //! - [`conn`]: DCCP connections (RFC 4340 §8) driving the CCIDs, an endpoint
 //!   that demultiplexes them (RFC 6773), and an in-memory pair for tests.
+//! - [`session`]: one stream over several connections (papers 001, 000): the
+//!   split, the connection count, and the receiver's reordering.
 
 #![forbid(unsafe_code)]
 
 pub mod capture;
 pub mod cc;
 pub mod conn;
+pub mod session;
 pub mod time;
 pub mod units;
 pub mod wire;

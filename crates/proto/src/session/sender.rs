@@ -1,0 +1,453 @@
+//! The sending side of a multi-connection session.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::SESSION_HEADER_BYTES;
+use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigError};
+use crate::conn::{
+    ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State, Transmit,
+};
+use crate::time::Instant;
+use crate::units::Rate;
+
+/// How datagrams are dealt to connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitPolicy {
+    /// Whole GOPs to connections in turn (paper 000 §3.6).
+    GopInterleave,
+    /// Each datagram to the connection that can send it soonest (its queue
+    /// divided by its allowed rate), which keeps the receiver's reordering
+    /// small.
+    Earliest,
+}
+
+/// Configuration of a [`SenderSession`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionConfig {
+    /// Every connection's configuration.
+    pub connection: ConnectionConfig,
+    /// How many connections.
+    pub count: ConnectionCountConfig,
+    /// How datagrams are split.
+    pub policy: SplitPolicy,
+    /// The least time between opening two connections (paper 000 used
+    /// 0.5 s). Default 0.5 s.
+    pub start_offset: Duration,
+    /// Connection i's local DCCP port is this plus i.
+    pub local_port: u16,
+    /// The receiver's DCCP port.
+    pub remote_port: u16,
+    /// Datagrams the session queue holds. Default 1024.
+    pub queue_datagrams: usize,
+    /// Datagrams handed to one connection ahead of its sending, so the
+    /// split is decided late. Default 4.
+    pub per_connection_depth: usize,
+    /// A `TargetBitrate` event is published when the aggregate allowed rate
+    /// moved by more than this share since the last one. Default 0.1.
+    pub target_hysteresis: f64,
+    /// Seed of the connections' initial sequence numbers (the driver draws
+    /// it from its generator; RFC 4340 §7.2).
+    pub iss_seed: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            connection: ConnectionConfig::default(),
+            count: ConnectionCountConfig::Fixed(1),
+            policy: SplitPolicy::Earliest,
+            start_offset: Duration::from_millis(500),
+            local_port: 40_000,
+            remote_port: 5004,
+            queue_datagrams: 1024,
+            per_connection_depth: 4,
+            target_hysteresis: 0.1,
+            iss_seed: 1,
+        }
+    }
+}
+
+/// What the session tells its application.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionEvent {
+    /// The rate the open connections together allow changed by more than
+    /// the hysteresis: what an encoder should aim for.
+    TargetBitrate(Rate),
+    /// The number of open connections changed.
+    ConnectionsChanged {
+        /// Connections open (or opening) now.
+        open: usize,
+    },
+    /// A connection failed (handshake timeout or reset); the session goes
+    /// on with the others and opens another if the count asks for it.
+    ConnectionLost {
+        /// Its local port.
+        port: u16,
+    },
+}
+
+/// Why [`SenderSession::send`] refused a datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SessionSendError {
+    /// The session queue is full.
+    #[error("session queue full ({0} datagrams)")]
+    QueueFull(usize),
+    /// The datagram does not fit one packet with the session header.
+    #[error("datagram of {len} bytes exceeds the {max}-byte limit")]
+    TooBig {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SenderConn {
+    id: ConnectionId,
+    closing: bool,
+}
+
+/// The sender of one stream over several connections.
+#[derive(Debug)]
+pub struct SenderSession {
+    config: SessionConfig,
+    endpoint: Endpoint,
+    counter: ConnectionCounter,
+    conns: Vec<SenderConn>,
+    /// Ports in use (by open or closing connections).
+    next_port: u16,
+    queue: VecDeque<(Vec<u8>, u64)>,
+    next_seq: u32,
+    next_open: Instant,
+    next_sample: Option<Instant>,
+    events: VecDeque<SessionEvent>,
+    last_target: Option<f64>,
+    opened: u64,
+    /// Sum and count of open connections, sampled at every RTT sample.
+    count_sum: f64,
+    count_samples: u64,
+    max_open: usize,
+}
+
+impl SenderSession {
+    /// A session that opens its first connection at `now`.
+    pub fn new(config: SessionConfig, now: Instant) -> Result<SenderSession, MultiConfigError> {
+        let counter = config.count.build()?;
+        let endpoint = Endpoint::new(EndpointConfig {
+            connection: config.connection.clone(),
+            listen: false,
+            max_connections: 1024,
+        });
+        let mut session = SenderSession {
+            next_port: config.local_port,
+            config,
+            endpoint,
+            counter,
+            conns: Vec::new(),
+            queue: VecDeque::new(),
+            next_seq: 0,
+            next_open: now,
+            next_sample: None,
+            events: VecDeque::new(),
+            last_target: None,
+            opened: 0,
+            count_sum: 0.0,
+            count_samples: 0,
+            max_open: 0,
+        };
+        session.update(now);
+        Ok(session)
+    }
+
+    /// The connection-count controller.
+    pub fn counter(&self) -> &ConnectionCounter {
+        &self.counter
+    }
+
+    /// The endpoint (for statistics of the connections).
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Connections open or opening (not closing).
+    pub fn open_connections(&self) -> usize {
+        self.conns.iter().filter(|c| !c.closing).count()
+    }
+
+    /// The most connections open at once so far.
+    pub fn max_open_connections(&self) -> usize {
+        self.max_open
+    }
+
+    /// The mean number of open connections over the RTT samples taken.
+    pub fn mean_open_connections(&self) -> Option<f64> {
+        (self.count_samples > 0).then(|| self.count_sum / self.count_samples as f64)
+    }
+
+    /// Datagrams waiting in the session queue.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The largest datagram [`send`](Self::send) takes.
+    pub fn max_datagram(&self) -> usize {
+        self.config
+            .connection
+            .max_payload()
+            .saturating_sub(SESSION_HEADER_BYTES)
+    }
+
+    /// Queues one datagram of the stream; `gop` numbers its group of
+    /// pictures (for [`SplitPolicy::GopInterleave`]).
+    pub fn send(&mut self, now: Instant, data: &[u8], gop: u64) -> Result<(), SessionSendError> {
+        if data.len() > self.max_datagram() {
+            return Err(SessionSendError::TooBig {
+                len: data.len(),
+                max: self.max_datagram(),
+            });
+        }
+        if self.queue.len() >= self.config.queue_datagrams {
+            return Err(SessionSendError::QueueFull(self.config.queue_datagrams));
+        }
+        let mut datagram = Vec::with_capacity(SESSION_HEADER_BYTES + data.len());
+        datagram.extend_from_slice(&self.next_seq.to_be_bytes());
+        datagram.extend_from_slice(data);
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.queue.push_back((datagram, gop));
+        self.dispatch(now);
+        Ok(())
+    }
+
+    /// A datagram from the receiver.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        let iss = self.iss();
+        self.endpoint.handle_datagram(now, bytes, iss);
+        self.update(now);
+    }
+
+    /// Runs the timers due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.endpoint.poll_timeout().is_some_and(|t| t <= now) {
+            self.endpoint.handle_timeout(now);
+        }
+        if self.next_sample.is_some_and(|t| t <= now) {
+            self.sample_rtt(now);
+        }
+        self.update(now);
+    }
+
+    /// The next packet to send.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.dispatch(now);
+        let transmit = self.endpoint.poll_transmit(now, buf).map(|(_, t)| t);
+        if transmit.is_some() {
+            self.dispatch(now);
+        }
+        transmit
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<SessionEvent> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must run.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let opening =
+            (self.open_connections() < self.counter.connections()).then_some(self.next_open);
+        [self.endpoint.poll_timeout(), self.next_sample, opening]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Closes every connection once its queue has left.
+    pub fn close(&mut self, now: Instant) {
+        for conn in &mut self.conns {
+            if let Some(c) = self.endpoint.connection_mut(conn.id) {
+                c.close(now);
+            }
+            conn.closing = true;
+        }
+    }
+
+    fn iss(&mut self) -> u64 {
+        // SplitMix64 of the seed and a counter: distinct, deterministic ISSs.
+        self.opened = self.opened.wrapping_add(1);
+        let mut z = self
+            .config
+            .iss_seed
+            .wrapping_add(self.opened.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// One RTT sample for the controller: the mean smoothed RTT of the
+    /// connections that have one (paper 001 §3's per-RTT report).
+    fn sample_rtt(&mut self, now: Instant) {
+        let rtts: Vec<Duration> = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter_map(|c| self.endpoint.connection(c.id))
+            .filter_map(|c| c.stats().rtt)
+            .collect();
+        if rtts.is_empty() {
+            self.next_sample = Some(now + Duration::from_millis(100));
+            return;
+        }
+        let mean = rtts.iter().sum::<Duration>() / rtts.len() as u32;
+        self.counter.on_rtt_sample(now, mean);
+        self.count_sum += self.open_connections() as f64;
+        self.count_samples += 1;
+        self.next_sample = Some(now + mean.max(Duration::from_millis(1)));
+    }
+
+    /// Follows the endpoint's events and the controller's count.
+    fn update(&mut self, now: Instant) {
+        while let Some((id, event)) = self.endpoint.poll_event() {
+            if matches!(event, Event::HandshakeTimeout | Event::Reset { .. }) {
+                if let Some(position) = self.conns.iter().position(|c| c.id == id) {
+                    let lost = self.conns.remove(position);
+                    if !lost.closing {
+                        self.events.push_back(SessionEvent::ConnectionLost {
+                            port: lost.id.local_port,
+                        });
+                    }
+                }
+            }
+        }
+        let endpoint = &self.endpoint;
+        self.conns.retain(|c| endpoint.connection(c.id).is_some());
+        let before = self.open_connections();
+        let wanted = self.counter.connections();
+        if self.open_connections() < wanted && now >= self.next_open {
+            let port = self.free_port();
+            let iss = self.iss();
+            if let Ok(id) = self
+                .endpoint
+                .connect(now, port, self.config.remote_port, iss)
+            {
+                self.conns.push(SenderConn { id, closing: false });
+                self.next_open = now + self.config.start_offset;
+            }
+        }
+        while self.open_connections() > wanted {
+            let Some(newest) = self.conns.iter_mut().rev().find(|c| !c.closing) else {
+                break;
+            };
+            newest.closing = true;
+            let id = newest.id;
+            if let Some(conn) = self.endpoint.connection_mut(id) {
+                conn.close(now);
+            }
+        }
+        let open = self.open_connections();
+        self.max_open = self.max_open.max(open);
+        if open != before {
+            self.events
+                .push_back(SessionEvent::ConnectionsChanged { open });
+        }
+        if self.next_sample.is_none() && !self.conns.is_empty() {
+            self.next_sample = Some(now + Duration::from_millis(100));
+        }
+        self.dispatch(now);
+        self.publish_target();
+    }
+
+    /// A local port no connection of the session uses.
+    fn free_port(&mut self) -> u16 {
+        for _ in 0..u16::MAX {
+            let port = self.next_port;
+            self.next_port = self.next_port.wrapping_add(1).max(1);
+            if !self.conns.iter().any(|c| c.id.local_port == port) {
+                return port;
+            }
+        }
+        self.next_port
+    }
+
+    /// Moves datagrams from the session queue to the connections.
+    fn dispatch(&mut self, now: Instant) {
+        let depth = self.config.per_connection_depth.max(1);
+        let ready: Vec<ConnectionId> = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter(|c| {
+                self.endpoint
+                    .connection(c.id)
+                    .is_some_and(|conn| matches!(conn.state(), State::PartOpen | State::Open))
+            })
+            .map(|c| c.id)
+            .collect();
+        if ready.is_empty() {
+            return;
+        }
+        while let Some((_, gop)) = self.queue.front() {
+            let target = match self.config.policy {
+                SplitPolicy::GopInterleave => {
+                    let id = ready[(*gop % ready.len() as u64) as usize];
+                    let room = self
+                        .endpoint
+                        .connection(id)
+                        .is_some_and(|c| c.send_queue_len() < depth);
+                    room.then_some(id)
+                }
+                SplitPolicy::Earliest => ready
+                    .iter()
+                    .filter_map(|id| {
+                        let conn = self.endpoint.connection(*id)?;
+                        let queued = conn.send_queue_len();
+                        if queued >= depth {
+                            return None;
+                        }
+                        let rate = conn
+                            .stats()
+                            .rate
+                            .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
+                        Some(((queued + 1) as f64 / rate, *id))
+                    })
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .map(|(_, id)| id),
+            };
+            let Some(id) = target else {
+                break;
+            };
+            let Some((datagram, _)) = self.queue.pop_front() else {
+                break;
+            };
+            if let Some(conn) = self.endpoint.connection_mut(id) {
+                // The size was checked in `send`; a refusal here can only be
+                // a connection that started closing: the datagram is lost.
+                let _ = conn.send(now, &datagram);
+            }
+        }
+    }
+
+    /// Publishes the aggregate allowed rate when it moved enough.
+    fn publish_target(&mut self) {
+        let total: f64 = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter_map(|c| self.endpoint.connection(c.id))
+            .filter_map(|c| c.stats().rate)
+            .map(|r| r.bytes_per_sec())
+            .sum();
+        if total <= 0.0 {
+            return;
+        }
+        let moved = self
+            .last_target
+            .is_none_or(|last| (total - last).abs() > self.config.target_hysteresis * last);
+        if moved {
+            self.last_target = Some(total);
+            self.events
+                .push_back(SessionEvent::TargetBitrate(Rate::from_bytes_per_sec(total)));
+        }
+    }
+}
