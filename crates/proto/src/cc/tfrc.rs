@@ -150,6 +150,9 @@ pub struct TfrcSender {
     x: f64,
     /// X_Bps from the equation at the last feedback with p > 0.
     x_equation: Option<f64>,
+    /// n of the MulTFRC equation: 1 for RFC 5348's TFRC; another value
+    /// makes X the rate of n TFRC flows (the aggregate controller).
+    flows: f64,
     /// p as last reported.
     p: f64,
     /// R, the smoothed RTT in seconds, once there is a sample.
@@ -200,6 +203,7 @@ impl TfrcSender {
         TfrcSender {
             x: config.segment_size.max(1) as f64,
             x_equation: None,
+            flows: 1.0,
             p: 0.0,
             rtt: None,
             rtt_sample: None,
@@ -233,6 +237,22 @@ impl TfrcSender {
     /// The configuration.
     pub fn config(&self) -> &TfrcConfig {
         &self.config
+    }
+
+    /// Makes X the rate of `n` TFRC flows (MulTFRC's equation with a
+    /// fractional n) from the next feedback on; 1 restores RFC 5348's
+    /// equation. Values outside [0.01, 1024] are clamped.
+    pub fn set_flows(&mut self, n: f64) {
+        self.flows = if n.is_finite() {
+            n.clamp(0.01, 1024.0)
+        } else {
+            1.0
+        };
+    }
+
+    /// n of [`set_flows`](Self::set_flows).
+    pub fn flows(&self) -> f64 {
+        self.flows
     }
 
     /// X, the allowed sending rate.
@@ -368,7 +388,20 @@ impl TfrcSender {
         if self.p > 0.0 {
             // RFC 5348 §4.3: "Calculate X_Bps using the TCP throughput
             // equation. X = max(min(X_Bps, recv_limit), s/t_mbi);"
-            let x_bps = self.config.equation.rate(self.s(), secs(r), self.p);
+            // With n ≠ 1 flows the MulTFRC n-flow equation replaces RFC
+            // 5348's (the aggregate of multi-connection streaming; one loss
+            // per loss event, j = 1).
+            let x_bps = if self.flows == 1.0 {
+                self.config.equation.rate(self.s(), secs(r), self.p)
+            } else {
+                crate::cc::multfrc::MulTfrcEquation::default().rate(
+                    self.s(),
+                    secs(r),
+                    self.p,
+                    self.flows,
+                    1.0,
+                )
+            };
             let x_bps = x_bps.map_or(self.min_rate(), |rate| rate.bytes_per_sec());
             self.x_equation = Some(x_bps);
             self.x = x_bps.min(recv_limit).max(self.min_rate());

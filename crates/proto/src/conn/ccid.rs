@@ -257,6 +257,14 @@ impl SenderCcid {
         }
     }
 
+    /// The TFRC sender, mutable.
+    pub(crate) fn tfrc_mut(&mut self) -> Option<&mut TfrcSender> {
+        match self {
+            SenderCcid::Tfrc { sender, .. } => Some(sender),
+            SenderCcid::Ccid2 { .. } => None,
+        }
+    }
+
     /// The CCID 2 sender.
     pub(crate) fn ccid2(&self) -> Option<&Ccid2Sender> {
         match self {

@@ -24,11 +24,13 @@ pub enum Ccid {
     /// rate in one connection).
     ///
     /// Status: it is negotiated only when it appears in
-    /// [`ConnectionConfig::accepted_ccids`] (never by default), and a
-    /// half-connection using it behaves exactly as CCID 3 with n = 1: the
-    /// TFRC sender's equation is not yet pluggable, so the fractional n of
-    /// [`MulTfrcEquation`](crate::cc::multfrc::MulTfrcEquation) is left to the
-    /// multi-connection work.
+    /// [`ConnectionConfig::accepted_ccids`] (never by default). A
+    /// half-connection using it runs the CCID 3 machinery; its sender's
+    /// equation becomes the MulTFRC n-flow equation
+    /// ([`MulTfrcEquation`](crate::cc::multfrc::MulTfrcEquation)) once the
+    /// application sets n with
+    /// [`Connection::set_tfrc_flows`](super::Connection::set_tfrc_flows), as
+    /// the aggregate connection-count controller of a session does.
     MulTfrcExperimental,
 }
 

@@ -367,6 +367,20 @@ impl Connection {
         self.tx.as_ref().and_then(SenderCcid::tfrc)
     }
 
+    /// Makes this connection's TFRC sender (CCID 3, 4 or the experimental
+    /// MulTFRC CCID) send at the rate of `n` TFRC flows (the MulTFRC
+    /// equation with a fractional n); no effect on CCID 2. Returns whether a
+    /// TFRC sender took it.
+    pub fn set_tfrc_flows(&mut self, n: f64) -> bool {
+        match self.tx.as_mut().and_then(SenderCcid::tfrc_mut) {
+            Some(sender) => {
+                sender.set_flows(n);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The CCID 2 sender.
     pub fn ccid2_sender(&self) -> Option<&crate::cc::ccid2::Ccid2Sender> {
         self.tx.as_ref().and_then(SenderCcid::ccid2)

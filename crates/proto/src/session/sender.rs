@@ -301,6 +301,15 @@ impl SenderSession {
         }
         let mean = rtts.iter().sum::<Duration>() / rtts.len() as u32;
         self.counter.on_rtt_sample(now, mean);
+        if matches!(self.config.count, ConnectionCountConfig::Aggregate(_)) {
+            // The aggregate: one connection at the MulTFRC rate of n flows.
+            let n = self.counter.n();
+            for conn in &self.conns {
+                if let Some(c) = self.endpoint.connection_mut(conn.id) {
+                    c.set_tfrc_flows(n);
+                }
+            }
+        }
         self.count_sum += self.open_connections() as f64;
         self.count_samples += 1;
         self.next_sample = Some(now + mean.max(Duration::from_millis(1)));

@@ -468,3 +468,35 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn several_flows_send_at_the_multfrc_rate() {
+    use crate::cc::multfrc::MulTfrcEquation;
+    let start = Instant::ZERO;
+    let mut sender = TfrcSender::new(TfrcConfig::default(), start);
+    sender.set_flows(2.5);
+    assert_eq!(sender.flows(), 2.5);
+    sender.set_flows(f64::NAN);
+    assert_eq!(sender.flows(), 1.0);
+    sender.set_flows(1e9);
+    assert_eq!(sender.flows(), 1024.0);
+    let mut single = busy_sender(TfrcConfig::default(), 100);
+    let mut several = busy_sender(TfrcConfig::default(), 100);
+    several.set_flows(3.0);
+    // The same feedback with p = 1 % and R = 100 ms to both, as from a
+    // receiver far faster than either.
+    single.on_feedback(t(100), &feedback(0, 1e7, 0.01)).unwrap();
+    several
+        .on_feedback(t(100), &feedback(0, 1e7, 0.01))
+        .unwrap();
+    let ratio = several.x().bytes_per_sec() / single.x().bytes_per_sec();
+    let expected = MulTfrcEquation::default()
+        .rate(1460.0, Duration::from_millis(100), 0.01, 3.0, 1.0)
+        .unwrap()
+        .bytes_per_sec()
+        / tfrc_rate(1460.0, Duration::from_millis(100), 0.01)
+            .unwrap()
+            .bytes_per_sec();
+    assert!((ratio - expected).abs() < 1e-9, "{ratio} vs {expected}");
+    assert!(ratio > 2.5 && ratio < 3.5);
+}
