@@ -48,6 +48,9 @@ pub struct LinkConfig {
     pub queue: QueueConfig,
     /// Loss on the channel, judged when a packet finishes serialisation.
     pub loss: LossConfig,
+    /// From this moment on (`.0`), the propagation delay is `.1` (a route
+    /// change).
+    pub delay_change: Option<(Instant, Duration)>,
 }
 
 /// A link description that cannot work.
@@ -141,6 +144,7 @@ struct InService<P> {
 pub struct LinkDirection<P> {
     capacity: Capacity,
     delay: Duration,
+    delay_change: Option<(Instant, Duration)>,
     overhead_bytes: u32,
     queue: Queue<P>,
     loss: LossModel,
@@ -182,6 +186,7 @@ impl<P: SimPacket> LinkDirection<P> {
         Ok(LinkDirection {
             capacity: config.capacity,
             delay: config.delay,
+            delay_change: config.delay_change,
             overhead_bytes: config.overhead_bytes,
             queue: Queue::new(config.queue, now)?,
             loss: config.loss.build()?,
@@ -421,7 +426,11 @@ impl<P: SimPacket> LinkDirection<P> {
         }
         self.pending.push(Delivery {
             packet: service.packet,
-            at: finish + self.delay,
+            at: finish
+                + match self.delay_change {
+                    Some((at, delay)) if finish >= at => delay,
+                    _ => self.delay,
+                },
         });
     }
 }

@@ -160,6 +160,7 @@ impl Network {
                     let config = LinkConfig {
                         capacity,
                         delay: link.delay,
+                        delay_change: link.delay_change.map(|c| (Instant::ZERO + c.at, c.delay)),
                         overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
                         queue,
                         loss: link.loss,

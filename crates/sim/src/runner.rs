@@ -34,6 +34,7 @@ mod dccp;
 mod flow;
 mod media;
 mod series;
+mod session;
 mod summary;
 
 use std::io::{self, Write};
@@ -102,6 +103,14 @@ pub enum SimError {
         /// What was wrong.
         #[source]
         source: media::MediaSetupError,
+    },
+    /// A multi-connection flow's session could not be set up.
+    #[error("flow {flow}: session: {reason}")]
+    Session {
+        /// The flow's name.
+        flow: String,
+        /// What was wrong.
+        reason: String,
     },
     /// A flow's endpoints have no route between them.
     #[error("flow {flow}: no route from its sender to its receiver")]

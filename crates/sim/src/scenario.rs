@@ -139,6 +139,18 @@ pub struct Link {
     pub queue: QueueConfig,
     /// Random loss on the channel, after the queue.
     pub loss: LossModel,
+    /// A route change: from `at` on, the propagation delay is `delay`
+    /// (`delay_change = { at = "60s", delay = "75ms" }`), both directions.
+    pub delay_change: Option<DelayChange>,
+}
+
+/// The delay of a link from a moment on (a route change).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelayChange {
+    /// When, from the start of the run.
+    pub at: Duration,
+    /// The new one-way propagation delay.
+    pub delay: Duration,
 }
 
 /// How fast a link direction drains its queue.
@@ -215,6 +227,41 @@ pub struct Flow {
     /// The video the flow carries instead of a saturating or CBR source
     /// (DCCP transports only).
     pub media: Option<MediaConfig>,
+    /// Several DCCP connections for the flow (`conns`, `controller`,
+    /// `policy`, `start_offset` in the transport); `None`: one connection.
+    pub multi: Option<MultiConnection>,
+}
+
+/// A multi-connection DCCP flow (papers 001 and 000).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultiConnection {
+    /// `conns`: the fixed count, or the count the controller starts from
+    /// (default 1).
+    pub conns: u32,
+    /// `controller`: who decides the count (default `"fixed"`).
+    pub controller: Controller,
+    /// `policy`: how datagrams are split (default `"earliest"`).
+    pub policy: fairstream_proto::session::SplitPolicy,
+    /// `start_offset`: the least time between opening two connections
+    /// (default 0.5 s, as in paper 000).
+    pub start_offset: Duration,
+    /// `rtt_min_lifetime`: how long an `ave_rtt` can stay the controller's
+    /// `rtt_min` (such as `"60s"`); absent, the all-time minimum of paper
+    /// 001.
+    pub rtt_min_lifetime: Option<Duration>,
+}
+
+/// The connection-count controller of a multi-connection flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controller {
+    /// `"fixed"`: `conns` connections.
+    Fixed,
+    /// `"multfrc"`: paper 001's IIAD rule.
+    Multfrc,
+    /// `"e-multfrc"`: paper 000 eq. 2.
+    EMultfrc,
+    /// `"aggregate"`: one connection at the MulTFRC rate of a fractional n.
+    Aggregate,
 }
 
 /// A flow's video (`media = { source = ..., ... }`).

@@ -45,6 +45,7 @@ fn fixed(bytes_per_sec: f64, delay_ms: u64, overhead: u32, queue: usize) -> Link
         overhead_bytes: overhead,
         queue: drop_tail(queue),
         loss: LossConfig::None,
+        delay_change: None,
     }
 }
 
@@ -55,6 +56,7 @@ fn traced(trace: Trace, overhead: u32, queue: usize) -> LinkConfig {
         overhead_bytes: overhead,
         queue: drop_tail(queue),
         loss: LossConfig::None,
+        delay_change: None,
     }
 }
 
@@ -248,6 +250,7 @@ fn lossy(seed: u64) -> (LinkDirection<Pkt>, Vec<Delivery<Pkt>>) {
         overhead_bytes: 28,
         queue: QueueConfig::red(5.0, 15.0, 0.1, Limit::Packets(30)),
         loss: LossConfig::PAPER_000,
+        delay_change: None,
     };
     let mut link =
         LinkDirection::new(config, SimRng::for_element(seed, "link:bs-client"), ms(0)).unwrap();
@@ -329,6 +332,7 @@ proptest! {
             overhead_bytes: 28,
             queue,
             loss: LossConfig::Bernoulli { p: 0.1 },
+            delay_change: None,
         };
         let mut link = LinkDirection::new(config, SimRng::new(seed), ms(0)).unwrap();
         let mut now = ms(0);
@@ -383,6 +387,7 @@ fn lost_packets_are_kept_only_on_request() {
         overhead_bytes: 0,
         queue: drop_tail(1000),
         loss: LossConfig::Bernoulli { p: 0.2 },
+        delay_change: None,
     };
     let mut kept = LinkDirection::new(config(), SimRng::new(3), ms(0)).unwrap();
     kept.keep_lost_packets();
@@ -403,4 +408,24 @@ fn lost_packets_are_kept_only_on_request() {
     assert!(kept.take_lost_packets().is_empty());
     assert!(discarded.take_lost_packets().is_empty());
     assert_eq!(discarded.stats(), kept.stats());
+}
+
+#[test]
+fn a_route_change_switches_the_delay_at_its_time() {
+    let mut config = fixed(125_000.0, 20, 0, 10);
+    config.delay_change = Some((ms(1000), Duration::from_millis(50)));
+    let mut link = LinkDirection::new(config, SimRng::new(1), ms(0)).unwrap();
+    assert!(matches!(
+        link.enqueue(ms(0), pkt(1, 1000)),
+        EnqueueOutcome::Queued
+    ));
+    let before = drain(&mut link);
+    // 1000 bytes at 125 kB/s: 8 ms, then 20 ms of propagation.
+    assert_eq!(before[0].at, ms(28));
+    assert!(matches!(
+        link.enqueue(ms(2000), pkt(2, 1000)),
+        EnqueueOutcome::Queued
+    ));
+    let after = drain(&mut link);
+    assert_eq!(after[0].at, ms(2058));
 }

@@ -22,11 +22,15 @@
 //!
 //! **rtt_min expiry.** Paper 000 notes that a global `rtt_min` goes stale:
 //! after a route change that lengthens the path, every `ave_rtt` looks like
-//! queueing and the count falls to one for good. Here `rtt_min` is the
-//! smallest `ave_rtt` of the last [`MultiConfig::rtt_min_lifetime`] (default
-//! 60 s; `None` keeps the paper's all-time minimum), so a longer path becomes
-//! the new baseline after one lifetime. The price: a queue that stays
-//! standing for a whole lifetime is taken for path delay too.
+//! queueing and the count falls to one for good. With
+//! [`MultiConfig::rtt_min_lifetime`] set, `rtt_min` is the smallest `ave_rtt`
+//! of that last stretch of time, so a longer path becomes the new baseline
+//! after one lifetime. The price: a queue that stays standing for a whole
+//! lifetime — the cross traffic of a congested bottleneck keeps one — is then
+//! taken for path delay too, and the count grows into the congestion. The
+//! measurements (`docs/results/multiconn.md`) found that price too high for
+//! a default: the default keeps the paper's all-time minimum (`None`), and
+//! the expiry is an option for paths that change.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -60,7 +64,7 @@ impl MultiConfig {
         beta: 1.0,
         gamma: 0.2,
         m: 50,
-        rtt_min_lifetime: Some(Duration::from_secs(60)),
+        rtt_min_lifetime: None,
         initial: 1.0,
         max: 64.0,
     };

@@ -101,8 +101,12 @@ impl ReceiverSession {
                 continue;
             };
             let seq = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-            self.reorder
-                .push(now, seq, datagram[SESSION_HEADER_BYTES..].to_vec());
+            self.reorder.push_from(
+                now,
+                id.remote_port,
+                seq,
+                datagram[SESSION_HEADER_BYTES..].to_vec(),
+            );
         }
     }
 }

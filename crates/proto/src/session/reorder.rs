@@ -2,6 +2,12 @@
 //! several connections out of order; the buffer releases them in session
 //! sequence order, waiting for a missing one at most `max_wait` and holding
 //! at most `capacity` datagrams (then the gap is given up as lost).
+//!
+//! Each connection delivers its own datagrams in order (it sends them in
+//! order and one path rarely reorders), so a missing datagram is known lost
+//! as soon as every connection that delivered anything within `max_wait`
+//! has delivered a later one: the buffer then gives the gap up at once
+//! instead of waiting (`push_from` names the connection, its "lane").
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -52,6 +58,9 @@ pub struct ReorderBuffer {
     ready: std::collections::VecDeque<Vec<u8>>,
     /// Since when the oldest gap has been waited for.
     gap_since: Option<Instant>,
+    /// Per lane (connection): the highest sequence number it delivered and
+    /// when its last datagram came.
+    lanes: BTreeMap<u16, (u64, Instant)>,
     stats: ReorderStats,
 }
 
@@ -64,6 +73,7 @@ impl ReorderBuffer {
             held: BTreeMap::new(),
             ready: std::collections::VecDeque::new(),
             gap_since: None,
+            lanes: BTreeMap::new(),
             stats: ReorderStats::default(),
         }
     }
@@ -78,15 +88,53 @@ impl ReorderBuffer {
         self.held.len()
     }
 
-    /// Takes a datagram with 32-bit sequence number `seq` at `now`.
-    pub fn push(&mut self, now: Instant, seq: u32, data: Vec<u8>) {
-        let next = *self.next.get_or_insert(u64::from(seq));
-        // Extend around the next expected number (serial arithmetic).
-        let delta = i64::from(seq.wrapping_sub(next as u32) as i32);
-        let Ok(extended) = u64::try_from(next as i64 + delta) else {
+    /// Takes a datagram with 32-bit sequence number `seq` at `now` that
+    /// came over connection `lane`.
+    pub fn push_from(&mut self, now: Instant, lane: u16, seq: u32, data: Vec<u8>) {
+        let Some(extended) = self.extend(seq) else {
             self.stats.stale += 1;
             return;
         };
+        let entry = self.lanes.entry(lane).or_insert((extended, now));
+        *entry = (entry.0.max(extended), now);
+        self.push_extended(now, extended, data);
+        // Gaps every recently active lane has passed are lost.
+        while let (Some(next), Some(&first)) = (self.next, self.held.keys().next()) {
+            if first == next {
+                break;
+            }
+            let passed = self
+                .lanes
+                .values()
+                .filter(|(_, last)| now.saturating_duration_since(*last) < self.config.max_wait)
+                .all(|(highest, _)| *highest > next);
+            if !passed {
+                break;
+            }
+            self.skip_gap(now);
+        }
+    }
+
+    /// Takes a datagram with 32-bit sequence number `seq` at `now` (from a
+    /// single lane).
+    pub fn push(&mut self, now: Instant, seq: u32, data: Vec<u8>) {
+        let Some(extended) = self.extend(seq) else {
+            self.stats.stale += 1;
+            return;
+        };
+        self.push_extended(now, extended, data);
+    }
+
+    /// `seq` extended to 64 bits around the next expected number; `None`
+    /// if that would be negative.
+    fn extend(&mut self, seq: u32) -> Option<u64> {
+        let next = *self.next.get_or_insert(u64::from(seq));
+        let delta = i64::from(seq.wrapping_sub(next as u32) as i32);
+        u64::try_from(next as i64 + delta).ok()
+    }
+
+    fn push_extended(&mut self, now: Instant, extended: u64, data: Vec<u8>) {
+        let next = self.next.unwrap_or(extended);
         if extended < next || self.held.contains_key(&extended) {
             self.stats.stale += 1;
             return;
@@ -240,6 +288,21 @@ mod tests {
             proptest::prop_assert!(released.windows(2).all(|w| w[0] < w[1]));
             proptest::prop_assert!(buffer.stats().max_delay <= config.max_wait);
         }
+    }
+
+    #[test]
+    fn a_gap_every_lane_has_passed_is_lost_at_once() {
+        let mut buffer = ReorderBuffer::new(ReorderConfig::default());
+        buffer.push_from(at(0), 1, 0, vec![0]);
+        buffer.push_from(at(1), 2, 1, vec![1]);
+        // 2 went over lane 1 and was lost; lane 2 delivers 3, lane 1 then 4.
+        buffer.push_from(at(2), 2, 3, vec![3]);
+        assert_eq!(buffer.held(), 1, "lane 1 may still deliver 2");
+        buffer.push_from(at(3), 1, 4, vec![4]);
+        assert_eq!(buffer.held(), 0, "both lanes are past 2: it is lost");
+        assert_eq!(buffer.stats().skipped, 1);
+        let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
+        assert_eq!(order, [vec![0], vec![1], vec![3], vec![4]]);
     }
 
     #[test]

@@ -181,7 +181,8 @@ impl SenderSession {
         self.max_open
     }
 
-    /// The mean number of open connections over the RTT samples taken.
+    /// The mean number of open connections over the RTT samples taken (for
+    /// the aggregate controller, the mean of its fractional n).
     pub fn mean_open_connections(&self) -> Option<f64> {
         (self.count_samples > 0).then(|| self.count_sum / self.count_samples as f64)
     }
@@ -310,7 +311,11 @@ impl SenderSession {
                 }
             }
         }
-        self.count_sum += self.open_connections() as f64;
+        // The aggregate's "connections" are its fractional n.
+        self.count_sum += match self.config.count {
+            ConnectionCountConfig::Aggregate(_) => self.counter.n(),
+            _ => self.open_connections() as f64,
+        };
         self.count_samples += 1;
         self.next_sample = Some(now + mean.max(Duration::from_millis(1)));
     }

@@ -11,6 +11,7 @@ use fairstream_proto::units::{Bytes, Rate};
 
 use super::dccp::{node_address, DccpEnds};
 use super::series::FlowSample;
+use super::session::SessionEnds;
 use super::SimError;
 use crate::network::{Body, Packet};
 use crate::rng::SimRng;
@@ -42,6 +43,9 @@ pub(super) enum Endpoints {
     Udp(Source),
     /// A DCCP connection between two `fairstream-proto` endpoints.
     Dccp(Box<DccpEnds>),
+    /// Several DCCP connections for one stream: two `fairstream-proto`
+    /// sessions.
+    Session(Box<SessionEnds>),
 }
 
 /// Counters of one flow. Losses count data-direction packets only, so that
@@ -159,23 +163,74 @@ impl FlowState {
             } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
         };
         let mut endpoints = endpoints;
-        if let (Some(config), Endpoints::Dccp(dccp), Some(packet_size)) =
-            (&flow.media, &mut endpoints, flow.transport.packet_size())
+        if let (Some(multi), Endpoints::Dccp(dccp), Some(packet_size)) =
+            (&flow.multi, &endpoints, flow.transport.packet_size())
         {
+            let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
+            let source = Source::new(
+                match flow.transport {
+                    Transport::Tfrc {
+                        app_rate: Some(rate),
+                        ..
+                    }
+                    | Transport::TfrcSp {
+                        app_rate: Some(rate),
+                        ..
+                    }
+                    | Transport::Ccid2 {
+                        app_rate: Some(rate),
+                        ..
+                    } => SourceConfig::Cbr {
+                        rate,
+                        packet_size: packet_size_u32(packet_size.get()),
+                    },
+                    _ => SourceConfig::Saturating {
+                        packet_size: packet_size_u32(packet_size.get()),
+                    },
+                },
+                start,
+                SimRng::for_element(seed, &format!("flow:{index}:source")),
+            );
+            let session = SessionEnds::new(
+                dccp.ccid(),
+                size,
+                index,
+                node_address(flow.from.0),
+                node_address(flow.to.0),
+                multi,
+                source,
+                SimRng::for_element(seed, &format!("flow:{index}:session")),
+                start,
+            )
+            .map_err(|reason| SimError::Session {
+                flow: flow.name.clone(),
+                reason,
+            })?;
+            endpoints = Endpoints::Session(Box::new(session));
+        }
+        if let (Some(config), Some(packet_size)) = (&flow.media, flow.transport.packet_size()) {
             let media_error = |source| SimError::Media {
                 flow: flow.name.clone(),
                 source,
             };
             let active = stop.saturating_duration_since(start);
             let stream = super::media::build_stream(config, active).map_err(media_error)?;
-            let app = super::media::MediaApp::new(
-                stream,
-                usize::try_from(packet_size.get()).unwrap_or(usize::MAX),
-                config,
-                start,
-            )
-            .map_err(media_error)?;
-            dccp.media = Some(app);
+            let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
+            match &mut endpoints {
+                Endpoints::Dccp(dccp) => {
+                    dccp.media = Some(
+                        super::media::MediaApp::new(stream, size, config, start)
+                            .map_err(media_error)?,
+                    );
+                }
+                Endpoints::Session(session) => {
+                    session.media = Some(
+                        super::media::MediaApp::new(stream, size, config, start)
+                            .map_err(media_error)?,
+                    );
+                }
+                _ => {}
+            }
         }
         Ok(FlowState {
             name: flow.name.clone(),
@@ -236,6 +291,11 @@ impl FlowState {
                     dccp.service(now, active, &mut out);
                 }
             }
+            Endpoints::Session(session) => {
+                if now >= self.start {
+                    session.service(now, active, &mut out);
+                }
+            }
         }
         self.stats.packets_sent += out.iter().filter(|(toward, _)| *toward).count() as u64;
         out
@@ -254,9 +314,13 @@ impl FlowState {
                 [sender, receiver].into_iter().flatten().min()
             }
             Endpoints::Udp(source) => before_stop(source.next_ready()),
-            Endpoints::Dccp(dccp) => {
+            Endpoints::Dccp(_) | Endpoints::Session(_) => {
                 let active = now < self.stop;
-                let next = dccp.next_wake(active, now);
+                let next = match &self.endpoints {
+                    Endpoints::Dccp(dccp) => dccp.next_wake(active, now),
+                    Endpoints::Session(session) => session.next_wake(active, now),
+                    _ => None,
+                };
                 // The stop itself needs a wake-up: the connection closes then.
                 if active {
                     next.map(|t| t.min(self.stop)).or(Some(self.stop))
@@ -286,15 +350,21 @@ impl FlowState {
                     out.push((false, Body::TcpAck(ack)));
                 }
             }
-            if let (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) =
-                (&mut self.endpoints, &packet.body)
-            {
-                dccp.on_data_side(now, bytes);
+            match (&mut self.endpoints, &packet.body) {
+                (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) => dccp.on_data_side(now, bytes),
+                (Endpoints::Session(session), Body::Dccp { bytes, .. }) => {
+                    session.on_data_side(now, bytes);
+                }
+                _ => {}
             }
         } else if let (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) =
             (&mut self.endpoints, &packet.body)
         {
             dccp.on_feedback_side(now, bytes, now < self.stop);
+        } else if let (Endpoints::Session(session), Body::Dccp { bytes, .. }) =
+            (&mut self.endpoints, &packet.body)
+        {
+            session.on_feedback_side(now, bytes, now < self.stop);
         } else if let (Endpoints::Tcp(tcp), Body::TcpAck(ack)) = (&mut self.endpoints, &packet.body)
         {
             if now < self.stop {
@@ -350,6 +420,15 @@ impl FlowState {
                     dccp.current_loss_event_rate()
                 },
             ),
+            Endpoints::Session(session) => (
+                session.allowed_rate_bps(),
+                session.rtt().map(|r| r.as_secs_f64()),
+                None,
+            ),
+        };
+        let connections = match &self.endpoints {
+            Endpoints::Session(session) => Some(session.connection_count()),
+            _ => None,
         };
         FlowSample {
             time_s: at.as_secs_f64(),
@@ -357,6 +436,7 @@ impl FlowState {
             allowed_rate_bps,
             rtt_s,
             loss_event_rate,
+            connections,
         }
     }
 
@@ -365,16 +445,14 @@ impl FlowState {
         &self,
     ) -> Option<Result<fairstream_media::stream::MediaReport, fairstream_media::stream::StreamError>>
     {
-        match &self.endpoints {
-            Endpoints::Dccp(dccp) => dccp.media.as_ref().map(|m| m.report()),
-            _ => None,
-        }
+        self.media().map(super::media::MediaApp::report)
     }
 
     /// A media flow's application ends.
     pub(super) fn media(&self) -> Option<&super::media::MediaApp> {
         match &self.endpoints {
             Endpoints::Dccp(dccp) => dccp.media.as_ref(),
+            Endpoints::Session(session) => session.media.as_ref(),
             _ => None,
         }
     }
@@ -385,6 +463,15 @@ impl FlowState {
             Endpoints::Tcp(tcp) => tcp.receiver.bytes_delivered(),
             Endpoints::Udp(_) => self.stats.bytes_received,
             Endpoints::Dccp(dccp) => dccp.stats.app_bytes_delivered,
+            Endpoints::Session(session) => session.stats.app_bytes_delivered,
+        }
+    }
+
+    /// A multi-connection flow's sessions.
+    pub(super) fn session(&self) -> Option<&SessionEnds> {
+        match &self.endpoints {
+            Endpoints::Session(session) => Some(session),
+            _ => None,
         }
     }
 
@@ -410,6 +497,10 @@ impl FlowState {
                 };
                 (packets > 0).then(|| dccp.stats.loss_events as f64 / packets as f64)
             }
+            Endpoints::Session(session) => {
+                let packets = session.stats.data_packets_received;
+                (packets > 0).then(|| session.stats.loss_events as f64 / packets as f64)
+            }
         }
     }
 
@@ -422,6 +513,8 @@ impl FlowState {
             Endpoints::Udp(_) => None,
             Endpoints::Dccp(dccp) => (dccp.stats.rtt_samples > 0)
                 .then(|| dccp.stats.rtt_sum_s / dccp.stats.rtt_samples as f64),
+            Endpoints::Session(session) => (session.stats.rtt_samples > 0)
+                .then(|| session.stats.rtt_sum_s / session.stats.rtt_samples as f64),
         }
     }
 }

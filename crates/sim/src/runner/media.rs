@@ -129,6 +129,10 @@ pub(super) struct MediaApp {
     parity: Vec<ParityPacket>,
     /// The next parity packet to send.
     next_parity: usize,
+    /// The GOP of each frame (a new one at every I frame).
+    frame_gop: Vec<u64>,
+    /// The GOP of the packet [`next_packet`](Self::next_packet) returned last.
+    last_gop: u64,
 }
 
 impl MediaApp {
@@ -149,7 +153,21 @@ impl MediaApp {
             Some(fec) => parity_packets(&packets, fec)?,
             None => Vec::new(),
         };
+        let mut gop = 0u64;
+        let frame_gop = stream
+            .frames()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if i > 0 && f.frame_type == FrameType::I {
+                    gop += 1;
+                }
+                gop
+            })
+            .collect();
         Ok(MediaApp {
+            frame_gop,
+            last_gop: 0,
             stream: Arc::new(stream),
             packets,
             next: 0,
@@ -188,6 +206,10 @@ impl MediaApp {
         if let Some(parity) = self.parity.get(self.next_parity) {
             if done.is_some_and(|id| id >= parity.after) {
                 self.next_parity += 1;
+                let after = usize::try_from(parity.after).unwrap_or(usize::MAX);
+                if let Some(frame) = self.packets.get(after).map(|p| p.frame) {
+                    self.last_gop = self.frame_gop.get(frame).copied().unwrap_or(0);
+                }
                 return self
                     .parity
                     .get(self.next_parity - 1)
@@ -226,9 +248,16 @@ impl MediaApp {
                 }
             }
             self.sent.insert(packet.id, now.as_secs_f64());
+            self.last_gop = self.frame_gop.get(frame).copied().unwrap_or(0);
             self.next += 1;
             return Some(&packet.bytes);
         }
+    }
+
+    /// The GOP of the packet [`next_packet`](Self::next_packet) returned last
+    /// (for GOP-interleaved splitting).
+    pub(super) fn last_gop(&self) -> u64 {
+        self.last_gop
     }
 
     /// When the next packet becomes due, if it is not yet.

@@ -28,6 +28,9 @@ pub struct FlowSample {
     pub rtt_s: Option<f64>,
     /// The loss event rate the sender used at `time_s` (TFRC).
     pub loss_event_rate: Option<f64>,
+    /// A multi-connection flow's open connections at `time_s` (the
+    /// fractional n of the aggregate controller).
+    pub connections: Option<f64>,
 }
 
 /// One row of a link direction's series.
@@ -86,17 +89,18 @@ impl FlowSeries {
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(
             out,
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections"
         )?;
         for row in &self.rows {
             writeln!(
                 out,
-                "{},{},{},{},{}",
+                "{},{},{},{},{},{}",
                 row.time_s,
                 row.throughput_bps,
                 field(row.allowed_rate_bps),
                 field(row.rtt_s),
-                field(row.loss_event_rate)
+                field(row.loss_event_rate),
+                field(row.connections)
             )?;
         }
         Ok(())
@@ -148,13 +152,14 @@ mod tests {
                 allowed_rate_bps: None,
                 rtt_s: Some(0.05),
                 loss_event_rate: None,
+                connections: None,
             }],
         };
         let mut out = Vec::new();
         series.write_csv(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate\n0.1,1500000,,0.05,\n"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections\n0.1,1500000,,0.05,,\n"
         );
     }
 }

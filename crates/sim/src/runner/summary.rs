@@ -95,6 +95,19 @@ pub struct FlowSummary {
     /// the first 10 % of the run and within the flow's active time; `null`
     /// with fewer than two bins or no data.
     pub rate_cov: Option<f64>,
+    /// A multi-connection flow: the mean number of open connections (over
+    /// the controller's RTT samples). Absent for single-connection flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_mean: Option<f64>,
+    /// The most connections open at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_max: Option<usize>,
+    /// The most datagrams the receiver's reorder buffer held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_buffer_max_packets: Option<usize>,
+    /// The longest a datagram waited in the reorder buffer, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_delay_max_s: Option<f64>,
     /// A media flow's verdict: frames shown and lost by type, PSNR, SSIM,
     /// MOS, start-up delay, stalls, delay. Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -169,6 +182,16 @@ pub(super) fn flow_summary(
         mean_one_way_delay_s: (stats.delay_samples > 0)
             .then(|| stats.delay_sum_s / stats.delay_samples as f64),
         rate_cov: rate_cov(flow, end),
+        connections_mean: flow
+            .session()
+            .and_then(|s| s.sender().mean_open_connections()),
+        connections_max: flow.session().map(|s| s.sender().max_open_connections()),
+        reorder_buffer_max_packets: flow
+            .session()
+            .map(|s| s.receiver().stats().reorder.max_held),
+        reorder_delay_max_s: flow
+            .session()
+            .map(|s| s.receiver().stats().reorder.max_delay.as_secs_f64()),
         media,
     }
 }

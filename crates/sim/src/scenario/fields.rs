@@ -256,14 +256,6 @@ impl<'a> Fields<'a> {
         self.duration(key).map(Some)
     }
 
-    /// Refuses keys that future issues will implement.
-    pub(crate) fn refuse_unsupported(&self, keys: &[&str], why: &str) -> Result<(), ScenarioError> {
-        match keys.iter().find(|key| self.table.contains_key(**key)) {
-            Some(key) => Err(self.error(key, format!("`{key}` is not supported yet ({why})"))),
-            None => Ok(()),
-        }
-    }
-
     /// Refuses every key that was not taken; `what` describes the table's
     /// kind for the message (e.g. `queue kind "red"`).
     pub(crate) fn finish(self, what: &str) -> Result<(), ScenarioError> {

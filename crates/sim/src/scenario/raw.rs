@@ -48,6 +48,7 @@ pub(crate) struct RawLink {
     pub(crate) overhead: Option<Spanned<toml::Value>>,
     pub(crate) queue: Option<Spanned<RawTable>>,
     pub(crate) loss: Option<Spanned<RawTable>>,
+    pub(crate) delay_change: Option<Spanned<RawTable>>,
 }
 
 /// `[[flow]]`.

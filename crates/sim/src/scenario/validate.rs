@@ -13,13 +13,11 @@ use super::fields::{bytes_at, duration_at, rate_at, Fields};
 use super::raw::{RawFlow, RawLink, RawScenario};
 use super::routing::shortest_path;
 use super::{
-    Capacity, Flow, Link, LossModel, MediaConfig, MediaSourceConfig, Node, NodeId, QueueConfig,
-    RedConfig, RunConfig, Scenario, SendMode, StartupDelaySetting, Transport, DEFAULT_FPS,
-    DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT, DEFAULT_SEED,
+    Capacity, Controller, DelayChange, Flow, Link, LossModel, MediaConfig, MediaSourceConfig,
+    MultiConnection, Node, NodeId, QueueConfig, RedConfig, RunConfig, Scenario, SendMode,
+    StartupDelaySetting, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE,
+    DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT, DEFAULT_SEED,
 };
-
-/// Transport keys of multi-connection flows (a later issue).
-const FUTURE_TRANSPORT_KEYS: &[&str] = &["conns", "controller", "policy", "start_offset"];
 
 /// Parses and validates a whole scenario.
 pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
@@ -233,6 +231,35 @@ fn link_from_raw(
             ))
         }
     };
+    let delay_change = match &raw.delay_change {
+        None => None,
+        Some(table) => {
+            let mut fields = Fields::new(source, format!("{path}.delay_change"), table);
+            let at_text = fields
+                .string("at")?
+                .ok_or_else(|| fields.error("at", "missing required key `at` (such as \"60s\")"))?
+                .to_owned();
+            let at_span = fields.optional("at").map(Spanned::span).unwrap_or_default();
+            let at = duration_at(source, &at_text, at_span, &fields.key("at"), false)?;
+            let delay_text = fields
+                .string("delay")?
+                .ok_or_else(|| {
+                    fields.error("delay", "missing required key `delay` (such as \"75ms\")")
+                })?
+                .to_owned();
+            let delay_span = fields
+                .optional("delay")
+                .map(Spanned::span)
+                .unwrap_or_default();
+            let new_delay =
+                duration_at(source, &delay_text, delay_span, &fields.key("delay"), true)?;
+            fields.finish("delay_change")?;
+            Some(DelayChange {
+                at,
+                delay: new_delay,
+            })
+        }
+    };
     Ok(Link {
         between: [a, b],
         capacity,
@@ -240,6 +267,7 @@ fn link_from_raw(
         overhead,
         queue,
         loss,
+        delay_change,
     })
 }
 
@@ -491,7 +519,7 @@ fn flow_from_raw(
             Some(stop)
         }
     };
-    let transport = transport_from_raw(Fields::new(
+    let (transport, multi) = transport_from_raw(Fields::new(
         source,
         format!("{path}.transport"),
         &raw.transport,
@@ -532,6 +560,7 @@ fn flow_from_raw(
         stop,
         transport,
         media,
+        multi,
     })
 }
 
@@ -688,12 +717,10 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
 }
 
 /// Validates `transport = { cc = ... }`.
-fn transport_from_raw(mut fields: Fields<'_>) -> Result<Transport, ScenarioError> {
+fn transport_from_raw(
+    mut fields: Fields<'_>,
+) -> Result<(Transport, Option<MultiConnection>), ScenarioError> {
     const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"tcp-newreno\", \"cbr\" or \"onoff\"";
-    fields.refuse_unsupported(
-        FUTURE_TRANSPORT_KEYS,
-        "multi-connection flows arrive with a later issue",
-    )?;
     let cc = fields
         .string("cc")?
         .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
@@ -757,7 +784,82 @@ fn transport_from_raw(mut fields: Fields<'_>) -> Result<Transport, ScenarioError
         }
         other => return Err(fields.error("cc", format!("unknown cc \"{other}\" (expected {CCS})"))),
     };
+    let multi = match transport {
+        Transport::Tfrc { .. } | Transport::TfrcSp { .. } | Transport::Ccid2 { .. } => {
+            multi_from_fields(&mut fields)?
+        }
+        _ => None,
+    };
     let what = format!("cc \"{cc}\" in {}", fields.path());
     fields.finish(&what)?;
-    Ok(transport)
+    Ok((transport, multi))
+}
+
+/// The multi-connection keys of a DCCP transport, if any is present.
+fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>, ScenarioError> {
+    let present = [
+        "conns",
+        "controller",
+        "policy",
+        "start_offset",
+        "rtt_min_lifetime",
+    ]
+    .iter()
+    .any(|k| fields.optional(k).is_some());
+    if !present {
+        return Ok(None);
+    }
+    let conns = match fields.number("conns")? {
+        None => 1,
+        Some(n) if (1.0..=64.0).contains(&n) && n.fract() == 0.0 => n as u32,
+        Some(n) => {
+            return Err(fields.error(
+                "conns",
+                format!("{n} is not a whole number of connections in 1..=64"),
+            ))
+        }
+    };
+    let controller = match fields.string("controller")? {
+        None | Some("fixed") => Controller::Fixed,
+        Some("multfrc") => Controller::Multfrc,
+        Some("e-multfrc") => Controller::EMultfrc,
+        Some("aggregate") => Controller::Aggregate,
+        Some(other) => {
+            return Err(fields.error(
+                "controller",
+                format!(
+                    "unknown controller \"{other}\" (expected \"fixed\", \"multfrc\", \"e-multfrc\" or \"aggregate\")"
+                ),
+            ))
+        }
+    };
+    let policy = match fields.string("policy")? {
+        None | Some("earliest") => fairstream_proto::session::SplitPolicy::Earliest,
+        Some("gop-interleave") => fairstream_proto::session::SplitPolicy::GopInterleave,
+        Some(other) => {
+            return Err(fields.error(
+                "policy",
+                format!("unknown policy \"{other}\" (expected \"earliest\" or \"gop-interleave\")"),
+            ))
+        }
+    };
+    let start_offset = match fields.string("start_offset")? {
+        None => Duration::from_millis(500),
+        Some(text) => {
+            let key = fields.key("start_offset");
+            let span = fields
+                .optional("start_offset")
+                .map(Spanned::span)
+                .unwrap_or_default();
+            duration_at(fields.source(), text, span, &key, true)?
+        }
+    };
+    let rtt_min_lifetime = fields.optional_duration("rtt_min_lifetime")?;
+    Ok(Some(MultiConnection {
+        conns,
+        controller,
+        policy,
+        start_offset,
+        rtt_min_lifetime,
+    }))
 }

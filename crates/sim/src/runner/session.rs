@@ -1,0 +1,330 @@
+//! A multi-connection DCCP flow: a `fairstream-proto` [`SenderSession`] at
+//! the flow's `from` host splitting one stream over several connections, a
+//! [`ReceiverSession`] at its `to` host merging them back.
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use fairstream_proto::cc::multi::{ConnectionCountConfig, MultiConfig};
+use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_OVERHEAD};
+use fairstream_proto::session::{
+    ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
+};
+use fairstream_proto::time::Instant;
+
+use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
+use super::media::MediaApp;
+use crate::network::Body;
+use crate::rng::SimRng;
+use crate::scenario::{Controller, MultiConnection};
+use crate::source::Source;
+
+/// Datagrams kept in the session queue while the application has data.
+const FEED_DEPTH: usize = 64;
+/// A source without video has no GOPs; for GOP-interleaved splitting its
+/// datagrams are grouped in runs of this many.
+const PSEUDO_GOP_DATAGRAMS: u64 = 32;
+
+/// What a session flow measured.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SessionStats {
+    pub(super) app_bytes_delivered: u64,
+    pub(super) app_drops: u64,
+    pub(super) rtt_sum_s: f64,
+    pub(super) rtt_samples: u64,
+    /// Data packets the receiving connections got, and the loss events
+    /// their TFRC receivers started (over all connections).
+    pub(super) data_packets_received: u64,
+    pub(super) loss_events: u64,
+}
+
+/// Both sessions of a flow and its application.
+#[derive(Debug)]
+pub(super) struct SessionEnds {
+    sender: SenderSession,
+    receiver: ReceiverSession,
+    source: Source,
+    pub(super) media: Option<MediaApp>,
+    payload: Vec<u8>,
+    rng: SimRng,
+    buf: Vec<u8>,
+    closing: bool,
+    /// Datagrams of a non-video source fed so far.
+    fed: u64,
+    /// Per receiving connection, the start of its TFRC receiver's open loss
+    /// interval (to count new loss events).
+    open_intervals: std::collections::BTreeMap<u16, u64>,
+    pub(super) stats: SessionStats,
+}
+
+impl SessionEnds {
+    /// The sessions of a flow with `ccid`, `packet_size` bytes of
+    /// application data per datagram, between `from` and `to`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        ccid: Ccid,
+        packet_size: usize,
+        flow_index: usize,
+        from: Ipv4Addr,
+        to: Ipv4Addr,
+        multi: &MultiConnection,
+        source: Source,
+        mut rng: SimRng,
+        start: Instant,
+    ) -> Result<SessionEnds, String> {
+        let aggregate = multi.controller == Controller::Aggregate;
+        // The aggregate runs MulTFRC in the experimental CCID reserved for it.
+        let ccid = if aggregate {
+            Ccid::MulTfrcExperimental
+        } else {
+            ccid
+        };
+        let mut connection = ConnectionConfig {
+            ccid,
+            accepted_ccids: vec![ccid],
+            max_packet_size: packet_size + SESSION_HEADER_BYTES + DATA_PACKET_OVERHEAD,
+            msl: Duration::from_secs(1),
+            checksum: ChecksumMode::NativeV4 {
+                local: from,
+                remote: to,
+            },
+            ..ConnectionConfig::default()
+        };
+        connection.tfrc.segment_size = (packet_size + SESSION_HEADER_BYTES).max(1);
+        let mut receiver_connection = connection.clone();
+        receiver_connection.checksum = connection.checksum.reversed();
+        let initial = f64::from(multi.conns);
+        let lifetime = multi.rtt_min_lifetime;
+        let count = match multi.controller {
+            Controller::Fixed => ConnectionCountConfig::Fixed(multi.conns),
+            Controller::Multfrc => ConnectionCountConfig::Multfrc(MultiConfig {
+                initial,
+                rtt_min_lifetime: lifetime,
+                ..MultiConfig::MULTFRC
+            }),
+            Controller::EMultfrc => ConnectionCountConfig::EMultfrc(MultiConfig {
+                initial,
+                rtt_min_lifetime: lifetime,
+                ..MultiConfig::E_MULTFRC
+            }),
+            Controller::Aggregate => ConnectionCountConfig::Aggregate(MultiConfig {
+                initial,
+                rtt_min_lifetime: lifetime,
+                ..MultiConfig::MULTFRC
+            }),
+        };
+        let config = SessionConfig {
+            connection,
+            count,
+            policy: multi.policy,
+            start_offset: multi.start_offset,
+            local_port: CLIENT_PORT_BASE + ((flow_index * 64) % 20_000) as u16,
+            remote_port: SERVER_PORT,
+            iss_seed: rng.next_u64(),
+            ..SessionConfig::default()
+        };
+        let sender = SenderSession::new(config, start).map_err(|e| e.to_string())?;
+        let receiver = ReceiverSession::new(receiver_connection, 64, ReorderConfig::default());
+        Ok(SessionEnds {
+            sender,
+            receiver,
+            source,
+            media: None,
+            payload: vec![0; packet_size],
+            rng,
+            buf: Vec::with_capacity(packet_size + 64),
+            closing: false,
+            fed: 0,
+            open_intervals: std::collections::BTreeMap::new(),
+            stats: SessionStats::default(),
+        })
+    }
+
+    /// The sender session.
+    pub(super) fn sender(&self) -> &SenderSession {
+        &self.sender
+    }
+
+    /// The receiver session.
+    pub(super) fn receiver(&self) -> &ReceiverSession {
+        &self.receiver
+    }
+
+    /// Timers, the application's data, and what both sessions send.
+    pub(super) fn service(&mut self, now: Instant, active: bool, out: &mut Vec<(bool, Body)>) {
+        if self.sender.poll_timeout().is_some_and(|t| t <= now) {
+            self.sender.handle_timeout(now);
+        }
+        if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
+            self.receiver.handle_timeout(now);
+        }
+        if !active && !self.closing {
+            self.sender.close(now);
+            self.closing = true;
+        }
+        loop {
+            if active {
+                self.feed(now);
+            }
+            if self.sender.poll_transmit(now, &mut self.buf).is_none() {
+                break;
+            }
+            out.push((true, body(&self.buf)));
+        }
+        while self.receiver.poll_transmit(now, &mut self.buf).is_some() {
+            out.push((false, body(&self.buf)));
+        }
+        while self.sender.poll_event().is_some() {}
+        self.read(now);
+    }
+
+    fn feed(&mut self, now: Instant) {
+        if let Some(media) = &mut self.media {
+            let rtt = self
+                .sender
+                .endpoint()
+                .connection_ids()
+                .filter_map(|id| self.sender.endpoint().connection(id))
+                .filter_map(|c| c.stats().rtt)
+                .min()
+                .unwrap_or(Duration::ZERO);
+            while self.sender.queued() < FEED_DEPTH {
+                let Some(packet) = media.next_packet(now, rtt / 2) else {
+                    return;
+                };
+                let packet = packet.to_vec();
+                if self.sender.send(now, &packet, media.last_gop()).is_err() {
+                    self.stats.app_drops += 1;
+                }
+            }
+            return;
+        }
+        while self.sender.queued() < FEED_DEPTH {
+            let Some(size) = self.source.poll(now) else {
+                return;
+            };
+            let size = (size as usize).min(self.payload.len());
+            let gop = self.fed / PSEUDO_GOP_DATAGRAMS;
+            self.fed += 1;
+            if self.sender.send(now, &self.payload[..size], gop).is_err() {
+                self.stats.app_drops += 1;
+                return;
+            }
+        }
+        if !self.source.is_saturating() {
+            while self.source.poll(now).is_some() {
+                self.stats.app_drops += 1;
+            }
+        }
+    }
+
+    fn read(&mut self, now: Instant) {
+        while let Some(data) = self.receiver.recv() {
+            self.stats.app_bytes_delivered += data.len() as u64;
+            if let Some(media) = &mut self.media {
+                media.on_received(now, &data);
+            }
+        }
+    }
+
+    /// A packet from the sender reached the receiver's host.
+    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8]) {
+        let iss = self.rng.next_u64();
+        self.receiver.handle_datagram(now, bytes, iss);
+        let endpoint = self.receiver.endpoint();
+        let mut received = 0;
+        for id in endpoint.connection_ids() {
+            let Some(conn) = endpoint.connection(id) else {
+                continue;
+            };
+            received += conn.stats().data_packets_received;
+            if let Some(open) = conn
+                .tfrc_receiver()
+                .and_then(|r| r.loss_history().open().map(|i| i.start_seq()))
+            {
+                if self.open_intervals.insert(id.remote_port, open) != Some(open) {
+                    self.stats.loss_events += 1;
+                }
+            }
+        }
+        self.stats.data_packets_received = self.stats.data_packets_received.max(received);
+    }
+
+    /// A packet from the receiver reached the sender's host.
+    pub(super) fn on_feedback_side(&mut self, now: Instant, bytes: &[u8], sample: bool) {
+        self.sender.handle_datagram(now, bytes);
+        if sample {
+            let endpoint = self.sender.endpoint();
+            let rtts: Vec<f64> = endpoint
+                .connection_ids()
+                .filter_map(|id| endpoint.connection(id))
+                .filter_map(|c| c.stats().rtt)
+                .map(|r| r.as_secs_f64())
+                .collect();
+            if !rtts.is_empty() {
+                self.stats.rtt_sum_s += rtts.iter().sum::<f64>() / rtts.len() as f64;
+                self.stats.rtt_samples += 1;
+            }
+        }
+    }
+
+    /// When the sessions or the application next need the driver.
+    pub(super) fn next_wake(&self, active: bool, now: Instant) -> Option<Instant> {
+        let app = if !active {
+            None
+        } else if let Some(media) = &self.media {
+            media.next_release(now)
+        } else {
+            self.source.next_ready()
+        };
+        [
+            self.sender.poll_timeout(),
+            self.receiver.poll_timeout(),
+            app,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// The rate the open connections together allow, bits/s.
+    pub(super) fn allowed_rate_bps(&self) -> Option<f64> {
+        let endpoint = self.sender.endpoint();
+        let rates: Vec<f64> = endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .filter_map(|c| c.stats().rate)
+            .map(|r| r.bits_per_sec())
+            .collect();
+        (!rates.is_empty()).then(|| rates.iter().sum())
+    }
+
+    /// The mean smoothed RTT of the connections.
+    pub(super) fn rtt(&self) -> Option<Duration> {
+        let endpoint = self.sender.endpoint();
+        let rtts: Vec<Duration> = endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .filter_map(|c| c.stats().rtt)
+            .collect();
+        (!rtts.is_empty()).then(|| rtts.iter().sum::<Duration>() / rtts.len() as u32)
+    }
+
+    /// The number of connections the controller wants now (fractional n
+    /// for the aggregate).
+    pub(super) fn connection_count(&self) -> f64 {
+        match self.sender.counter().config() {
+            ConnectionCountConfig::Aggregate(_) => self.sender.counter().n(),
+            _ => self.sender.open_connections() as f64,
+        }
+    }
+}
+
+fn body(buf: &[u8]) -> Body {
+    let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
+    Body::Dccp {
+        bytes: buf.into(),
+        payload_len: u32::try_from(buf.len().saturating_sub(header + SESSION_HEADER_BYTES))
+            .unwrap_or(0),
+    }
+}

@@ -1,0 +1,157 @@
+//! Multi-connection flows in the simulator (issue 6): one stream over
+//! several DCCP connections, against the theory of paper 001 and against TCP.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fairstream_proto::cc::equation::tfrc_rate;
+use fairstream_sim::runner::{Simulation, Summary};
+use fairstream_sim::scenario::Scenario;
+
+fn multiconn_file(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/multiconn")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn run_text(text: &str) -> Summary {
+    let scenario = Scenario::from_str(text, "multiconn.toml").unwrap_or_else(|e| panic!("{e}"));
+    let summary = Simulation::new(&scenario)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run();
+    assert!(summary.conservation_ok);
+    summary
+}
+
+fn with_transport(base: &str, transport: &str) -> String {
+    let mut done = false;
+    base.lines()
+        .map(|line| {
+            if !done && line.starts_with("transport = ") {
+                done = true;
+                format!("transport = {{ {transport} }}")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Experiment 1's core: on a last hop losing packets at random, one TFRC
+/// connection stays near T_b = X(p_w, RTT_min)(1 − p_w) (paper 001 eq. 2;
+/// checked at B_w = 5 Mbit/s, p_w = 1 %, where T_b is well below B_w) while
+/// four connections fill a 1 Mbit/s hop losing 4 %.
+#[test]
+fn several_connections_fill_a_lossy_last_hop_one_does_not() {
+    let base = multiconn_file("lossy-last-hop.toml");
+    let fast = base
+        .replace("rate = \"1mbit\"", "rate = \"5mbit\"")
+        .replace("p = 0.04", "p = 0.01");
+    let single = run_text(&with_transport(&fast, "cc = \"tfrc\""));
+    let single = &single.flows[0];
+    // RTT_min: 2 × (45 + 5) ms of propagation and one 1488-byte packet's
+    // serialisation at 5 Mbit/s (1460 bytes of data, the DCCP header and
+    // 28 bytes of UDP/IP).
+    let rtt_min = Duration::from_millis(100) + Duration::from_micros(2_381);
+    let t_b = tfrc_rate(1460.0, rtt_min, 0.01).unwrap().bits_per_sec() * (1.0 - 0.01);
+    let four = run_text(&with_transport(&base, "cc = \"tfrc\", conns = 4"));
+    let four = &four.flows[0];
+    let capacity = 1e6 * (1.0 - 0.04);
+    eprintln!(
+        "one TFRC (5 Mbit/s, 1 %): {:.0} kbit/s = {:.3} of T_b ({:.0} kbit/s); \
+         four (1 Mbit/s, 4 %): {:.0} kbit/s = {:.3} of B_w(1 − p_w), reorder buffer {:?} packets, {:?} s",
+        single.goodput_bps / 1e3,
+        single.goodput_bps / t_b,
+        t_b / 1e3,
+        four.goodput_bps / 1e3,
+        four.goodput_bps / capacity,
+        four.reorder_buffer_max_packets,
+        four.reorder_delay_max_s
+    );
+    assert!((single.goodput_bps / t_b - 1.0).abs() < 0.15);
+    assert!(four.goodput_bps / capacity > 0.9);
+    assert_eq!(four.connections_max, Some(4));
+    assert!(single.connections_max.is_none());
+    // The reorder buffer stays within its bound (4096 datagrams, 1 s).
+    assert!(four.reorder_buffer_max_packets.unwrap() <= 4096);
+    assert!(four.reorder_delay_max_s.unwrap() <= 1.0);
+}
+
+/// Experiment 2: on a congested wired bottleneck with four TCP flows, the
+/// RTT-driven controllers stay within twice a TCP share.
+#[test]
+fn rtt_driven_controllers_stay_within_twice_a_tcp_share() {
+    let base = multiconn_file("congested-wired.toml");
+    for controller in ["multfrc", "e-multfrc"] {
+        let text = with_transport(
+            &base,
+            &format!("cc = \"tfrc\", controller = \"{controller}\""),
+        )
+        .replace("duration = \"300s\"", "duration = \"200s\"");
+        let summary = run_text(&text);
+        let stream = &summary.flows[0];
+        let tcp: Vec<f64> = summary.flows[1..].iter().map(|f| f.goodput_bps).collect();
+        let mean_tcp = tcp.iter().sum::<f64>() / tcp.len() as f64;
+        let ratio = stream.goodput_bps / mean_tcp;
+        eprintln!(
+            "{controller}: stream {:.0} kbit/s, mean TCP {:.0} kbit/s, ratio {ratio:.3}, connections mean {:.2} max {:?}",
+            stream.goodput_bps / 1e3,
+            mean_tcp / 1e3,
+            stream.connections_mean.unwrap(),
+            stream.connections_max
+        );
+        assert!(ratio <= 2.0, "{controller}: {ratio}");
+    }
+}
+
+/// Experiment 5's mechanism: after a route change that lengthens the path by
+/// 50 %, a controller whose rtt_min never expires takes the longer path for
+/// queueing and falls to one connection; with an expiry it recovers.
+#[test]
+fn a_route_change_strands_a_controller_without_rtt_min_expiry() {
+    let base = multiconn_file("lossy-last-hop.toml")
+        .replace("duration = \"120s\"", "duration = \"400s\"")
+        .replace(
+            "delay = \"45ms\"\nqueue = { kind = \"droptail\", packets = 1000 }",
+            "delay = \"45ms\"\nqueue = { kind = \"droptail\", packets = 1000 }\ndelay_change = { at = \"150s\", delay = \"70ms\" }",
+        )
+        .replace("rate = \"1mbit\"", "rate = \"5mbit\"");
+    assert!(base.contains("delay_change"));
+    let mut ends = Vec::new();
+    for lifetime in ["", ", rtt_min_lifetime = \"60s\""] {
+        let text = with_transport(
+            &base,
+            &format!("cc = \"tfrc\", controller = \"multfrc\"{lifetime}"),
+        );
+        let scenario = Scenario::from_str(&text, "route-change.toml").unwrap();
+        let mut simulation = Simulation::new(&scenario).unwrap();
+        let summary = simulation.run();
+        let rows = &simulation.series().flows[0].rows;
+        let mean = |from: f64, to: f64| {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.time_s > from && r.time_s <= to)
+                .filter_map(|r| r.connections)
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        let (before, after) = (mean(100.0, 150.0), mean(350.0, 400.0));
+        eprintln!(
+            "rtt_min lifetime {:?}: connections {before:.2} before the change, {after:.2} at the end; goodput {:.0} kbit/s",
+            if lifetime.is_empty() { "none" } else { "60 s" },
+            summary.flows[0].goodput_bps / 1e3
+        );
+        ends.push(after);
+    }
+    assert!(ends[0] <= 1.5, "without expiry: {}", ends[0]);
+    assert!(
+        ends[1] > ends[0] + 1.0,
+        "with expiry: {} vs {}",
+        ends[1],
+        ends[0]
+    );
+}
