@@ -26,8 +26,9 @@ fn averaged(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Writes `throughput.png`, `queue.png` and, when a flow has congestion
-/// control, `allowed_rate.png` and `rtt.png` into `dir`.
+/// Writes `throughput.png`, `queue.png`, for multi-connection flows
+/// `connections.png`, and when a flow has congestion control
+/// `allowed_rate.png` and `rtt.png` into `dir`.
 pub(crate) fn write_simulation_plots(
     dir: &Path,
     summary: &Summary,
@@ -74,6 +75,28 @@ pub(crate) fn write_simulation_plots(
         queue.title = format!("Queue length ({title_suffix}): every queue stayed empty");
     }
     write(&queue, &dir.join("queue.png"))?;
+
+    let sessions: Vec<_> = series
+        .flows
+        .iter()
+        .filter(|f| f.rows.iter().any(|r| r.connections.is_some()))
+        .collect();
+    if !sessions.is_empty() {
+        let mut count = Chart::new(
+            &format!("Connections of multi-connection flows ({title_suffix})"),
+            "time (s)",
+            "connections (the aggregate: its n)",
+        );
+        for flow in sessions {
+            let points = flow
+                .rows
+                .iter()
+                .filter_map(|r| r.connections.map(|n| (r.time_s, n)))
+                .collect();
+            count = count.series(Series::new(&flow.name, points, Style::Step));
+        }
+        write(&count, &dir.join("connections.png"))?;
+    }
 
     let controlled: Vec<_> = series
         .flows

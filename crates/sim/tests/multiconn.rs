@@ -155,3 +155,137 @@ fn a_route_change_strands_a_controller_without_rtt_min_expiry() {
         ends[0]
     );
 }
+
+/// Mean goodput of the TCP flows of a summary (all but the first flow).
+fn mean_tcp(summary: &Summary) -> f64 {
+    let tcp: Vec<f64> = summary.flows[1..].iter().map(|f| f.goodput_bps).collect();
+    tcp.iter().sum::<f64>() / tcp.len() as f64
+}
+
+/// The tables of `docs/results/multiconn.md`, printed as Markdown. Slow (a
+/// few minutes in a debug build), so run on request:
+/// `cargo test -p fairstream-sim --test multiconn experiment_tables -- --ignored --nocapture`.
+#[test]
+#[ignore = "about fifty long simulations; run on request"]
+fn experiment_tables() {
+    use fairstream_proto::cc::multfrc::analysis::{SimpleModel, WirelessLink};
+    use fairstream_proto::units::Rate;
+    let transports = [
+        ("one TFRC", "cc = \"tfrc\""),
+        ("fixed 2", "cc = \"tfrc\", conns = 2"),
+        ("fixed 4", "cc = \"tfrc\", conns = 4"),
+        ("fixed 8", "cc = \"tfrc\", conns = 8"),
+        ("fixed 12", "cc = \"tfrc\", conns = 12"),
+        ("multfrc", "cc = \"tfrc\", controller = \"multfrc\""),
+        ("e-multfrc", "cc = \"tfrc\", controller = \"e-multfrc\""),
+        ("aggregate", "cc = \"tfrc\", controller = \"aggregate\""),
+    ];
+    println!("### Experiment 1\n");
+    println!(
+        "| B_w | p_w | T_b (eq. 2) | n̂_opt (eq. 5) | {} |",
+        transports.map(|t| t.0).join(" | ")
+    );
+    println!("|---|---|---|---|{}", "---|".repeat(transports.len()));
+    let base =
+        multiconn_file("lossy-last-hop.toml").replace("duration = \"120s\"", "duration = \"600s\"");
+    for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+        let link = WirelessLink {
+            bandwidth: Rate::from_bits_per_sec(f64::from(bw) * 1e6),
+            loss_rate: p,
+            rtt_min: Duration::from_millis(100),
+        };
+        let model = SimpleModel::default();
+        let t_b = model
+            .single_connection_bound(1460.0, &link)
+            .unwrap()
+            .bits_per_sec();
+        let n_opt = model.optimal_connection_count(1460.0, &link).unwrap();
+        let mut cells = Vec::new();
+        for (_, transport) in transports {
+            let text = with_transport(
+                &base
+                    .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                    .replace("p = 0.04", &format!("p = {p}")),
+                transport,
+            );
+            let s = run_text(&text);
+            let f = &s.flows[0];
+            let share = f.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p));
+            cells.push(match f.connections_mean {
+                Some(n) => format!("{share:.3} (n̄ {n:.1})"),
+                None => format!("{share:.3}"),
+            });
+        }
+        println!(
+            "| {bw} Mbit/s | {:.0} % | {:.0} kbit/s | {n_opt} | {} |",
+            p * 100.0,
+            t_b / 1e3,
+            cells.join(" | ")
+        );
+    }
+    println!("\n### Experiment 2\n");
+    println!("| controller | stream | mean TCP | ratio | connections mean / max | bottleneck utilisation |");
+    println!("|---|---|---|---|---|---|");
+    let base = multiconn_file("congested-wired.toml");
+    for (name, transport) in transports {
+        let s = run_text(&with_transport(&base, transport));
+        let f = &s.flows[0];
+        let tcp = mean_tcp(&s);
+        println!(
+            "| {name} | {:.0} kbit/s | {:.0} kbit/s | {:.3} | {} | {:.3} |",
+            f.goodput_bps / 1e3,
+            tcp / 1e3,
+            f.goodput_bps / tcp,
+            f.connections_mean.map_or_else(
+                || "–".to_owned(),
+                |n| format!("{n:.2} / {}", f.connections_max.unwrap_or(1))
+            ),
+            s.links[0].utilization
+        );
+    }
+    println!("\n### Experiment 3\n");
+    println!(
+        "| controller | stream | share of the wireless hop | mean TCP | ratio | connections mean |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let both = multiconn_file("congested-wired.toml").replace(
+        "[[link]]\nbetween = [\"right\", \"sink\"]\nrate = \"100mbit\"\ndelay = \"1ms\"",
+        "[[link]]\nbetween = [\"right\", \"sink\"]\nrate = \"100mbit\"\ndelay = \"1ms\"\n[[node]]\nname = \"client\"\n[[link]]\nbetween = [\"right\", \"client\"]\nrate = \"2mbit\"\ndelay = \"5ms\"\nloss = { kind = \"gilbert-elliott\", p_good_good = 0.95, p_bad_bad = 0.94, loss_good = 0.01, loss_bad = 0.05 }",
+    ).replacen("to = \"sink\"", "to = \"client\"", 1);
+    assert!(both.contains("to = \"client\""));
+    for (name, transport) in transports {
+        let s = run_text(&with_transport(&both, transport));
+        let f = &s.flows[0];
+        let tcp = mean_tcp(&s);
+        println!(
+            "| {name} | {:.0} kbit/s | {:.3} | {:.0} kbit/s | {:.3} | {} |",
+            f.goodput_bps / 1e3,
+            f.goodput_bps / 2e6,
+            tcp / 1e3,
+            f.goodput_bps / tcp,
+            f.connections_mean
+                .map_or_else(|| "–".to_owned(), |n| format!("{n:.2}"))
+        );
+    }
+    println!("\n### Experiment 4\n");
+    println!("| policy | connections | goodput | reorder buffer max | added delay max |");
+    println!("|---|---|---|---|---|");
+    let base = multiconn_file("lossy-last-hop.toml")
+        .replace("rate = \"1mbit\"", "rate = \"5mbit\"")
+        .replace("p = 0.04", "p = 0.01");
+    for conns in [4, 8] {
+        for policy in ["earliest", "gop-interleave"] {
+            let s = run_text(&with_transport(
+                &base,
+                &format!("cc = \"tfrc\", conns = {conns}, policy = \"{policy}\""),
+            ));
+            let f = &s.flows[0];
+            println!(
+                "| {policy} | {conns} | {:.0} kbit/s | {} packets | {:.3} s |",
+                f.goodput_bps / 1e3,
+                f.reorder_buffer_max_packets.unwrap(),
+                f.reorder_delay_max_s.unwrap()
+            );
+        }
+    }
+}

@@ -348,14 +348,55 @@ fn kind_specific_keys_are_checked() {
 }
 
 #[test]
-fn future_keys_are_refused_as_not_supported_yet() {
+fn multi_connection_keys_are_checked() {
+    let transport = |keys: &str| {
+        replaced(
+            "transport = { cc = \"tfrc\" }",
+            &format!("transport = {{ cc = \"tfrc\", {keys} }}"),
+        )
+    };
+    assert_refused(
+        &transport("conns = 0"),
+        24,
+        &["flow[0].transport.conns", "1..=64"],
+    );
+    assert_refused(&transport("conns = 2.5"), 24, &["flow[0].transport.conns"]);
+    assert_refused(
+        &transport("controller = \"magic\""),
+        24,
+        &["flow[0].transport.controller", "\"magic\"", "multfrc"],
+    );
+    assert_refused(
+        &transport("policy = \"random\""),
+        24,
+        &["flow[0].transport.policy", "gop-interleave"],
+    );
+    assert_refused(
+        &transport("start_offset = \"soon\""),
+        24,
+        &["flow[0].transport.start_offset"],
+    );
+    assert_refused(
+        &transport("rtt_min_lifetime = \"0s\""),
+        24,
+        &["flow[0].transport.rtt_min_lifetime"],
+    );
+    // Only DCCP transports take them.
     assert_refused(
         &replaced(
             "transport = { cc = \"tfrc\" }",
-            "transport = { cc = \"tfrc\", conns = 4 }",
+            "transport = { cc = \"tcp-newreno\", conns = 2 }",
         ),
         24,
-        &["flow[0].transport.conns", "not supported yet"],
+        &["flow[0].transport.conns", "unknown key"],
+    );
+    assert_refused(
+        &replaced(
+            "delay = \"20ms\"",
+            "delay = \"20ms\"\ndelay_change = { at = \"5s\" }",
+        ),
+        14,
+        &["delay_change", "`delay`"],
     );
 }
 
