@@ -160,32 +160,30 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<()> {
         (None, Some(path)) => read_curve(path, slot)?,
         (None, None) => bail!("give --rate or --rate-curve"),
     };
-    let output = match args.proxy_rate {
+    let (startup_delay_slots, client_buffer_bytes, proxy_buffer_bytes) = match args.proxy_rate {
         None => {
             let plan = end_to_end_plan(&playout, &constraint)?;
-            Output {
-                frames: sizes.len(),
-                slot_s: slot.as_secs_f64(),
-                startup_delay_slots: plan.startup_delay_slots,
-                startup_delay_s: plan.startup_delay_slots as f64 * slot.as_secs_f64(),
-                client_buffer_bytes: plan.client_buffer_bytes,
-                proxy_buffer_bytes: None,
-            }
+            (plan.startup_delay_slots, plan.client_buffer_bytes, None)
         }
         Some(proxy) => {
             let wireless = RateConstraint::Fixed {
                 bytes_per_slot: bytes_per_slot(proxy, slot),
             };
             let plan = proxy_plan(&playout, &constraint, &wireless)?;
-            Output {
-                frames: sizes.len(),
-                slot_s: slot.as_secs_f64(),
-                startup_delay_slots: plan.startup_delay_slots,
-                startup_delay_s: plan.startup_delay_slots as f64 * slot.as_secs_f64(),
-                client_buffer_bytes: plan.client_buffer_bytes,
-                proxy_buffer_bytes: Some(plan.proxy_buffer_bytes),
-            }
+            (
+                plan.startup_delay_slots,
+                plan.client_buffer_bytes,
+                Some(plan.proxy_buffer_bytes),
+            )
         }
+    };
+    let output = Output {
+        frames: sizes.len(),
+        slot_s: slot.as_secs_f64(),
+        startup_delay_slots,
+        startup_delay_s: startup_delay_slots as f64 * slot.as_secs_f64(),
+        client_buffer_bytes,
+        proxy_buffer_bytes,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&output)?);

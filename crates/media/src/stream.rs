@@ -142,21 +142,8 @@ pub fn parity_packets(
             payload.extend_from_slice(&(block as u32).to_be_bytes());
             payload.extend_from_slice(&[index as u8, fec.k as u8, fec.n as u8]);
             payload.extend_from_slice(&shard);
-            let repr = RtpRepr {
-                marker: false,
-                payload_type: FEC_PAYLOAD_TYPE,
-                sequence_number: seq,
-                timestamp,
-                ssrc: SSRC,
-                csrcs: CsrcList::new(),
-                extension: None,
-                payload: &payload,
-                padding_len: 0,
-            };
+            let bytes = rtp_packet(false, FEC_PAYLOAD_TYPE, seq, timestamp, &payload)?;
             seq = seq.wrapping_add(1);
-            let mut bytes = vec![0; repr.buffer_len()];
-            repr.emit(&mut bytes)
-                .map_err(|e| StreamError::Invalid(e.to_string()))?;
             out.push(ParityPacket {
                 block: block as u64,
                 index: index as u8,
@@ -166,6 +153,31 @@ pub fn parity_packets(
         }
     }
     Ok(out)
+}
+
+/// One RTP packet of the stream's SSRC.
+fn rtp_packet(
+    marker: bool,
+    payload_type: u8,
+    sequence_number: u16,
+    timestamp: u32,
+    payload: &[u8],
+) -> Result<Vec<u8>, StreamError> {
+    let repr = RtpRepr {
+        marker,
+        payload_type,
+        sequence_number,
+        timestamp,
+        ssrc: SSRC,
+        csrcs: CsrcList::new(),
+        extension: None,
+        payload,
+        padding_len: 0,
+    };
+    let mut bytes = vec![0; repr.buffer_len()];
+    repr.emit(&mut bytes)
+        .map_err(|e| StreamError::Invalid(e.to_string()))?;
+    Ok(bytes)
 }
 
 fn check_fps(fps: f64) -> Result<(), StreamError> {
@@ -390,20 +402,7 @@ impl MediaStream {
             let last = payloads.len().saturating_sub(1);
             for (i, payload) in payloads.into_iter().enumerate() {
                 let id = packets.len() as u64;
-                let repr = RtpRepr {
-                    marker: i == last,
-                    payload_type: PAYLOAD_TYPE,
-                    sequence_number: id as u16,
-                    timestamp,
-                    ssrc: SSRC,
-                    csrcs: CsrcList::new(),
-                    extension: None,
-                    payload: &payload,
-                    padding_len: 0,
-                };
-                let mut bytes = vec![0; repr.buffer_len()];
-                repr.emit(&mut bytes)
-                    .map_err(|e| StreamError::Invalid(e.to_string()))?;
+                let bytes = rtp_packet(i == last, PAYLOAD_TYPE, id as u16, timestamp, &payload)?;
                 packets.push(MediaPacket {
                     id,
                     frame: index,
