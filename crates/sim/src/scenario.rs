@@ -35,10 +35,15 @@
 //!
 //! | `cc` | keys |
 //! |---|---|
-//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it) |
+//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime` |
 //! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
+//!
+//! A DCCP flow may carry video: `media = { source = "generated" | "clip.264"
+//! | "trace.st", fps, frames, gop, bitrate, slice_max, width, height, mode,
+//! startup_delay, fec = { n, k } }` ([`MediaConfig`]). A link may change its
+//! delay once: `delay_change = { at = "60s", delay = "75ms" }`.
 //!
 //! Knobs with defaults (each a documented constant, used only when the key is
 //! absent): [`DEFAULT_SEED`], [`DEFAULT_OVERHEAD`], [`DEFAULT_QUEUE_PACKETS`],
