@@ -401,33 +401,27 @@ impl SenderSession {
         if ready.is_empty() {
             return;
         }
-        while let Some((_, gop)) = self.queue.front() {
-            let target = match self.config.policy {
-                SplitPolicy::GopInterleave => {
-                    let id = ready[(*gop % ready.len() as u64) as usize];
-                    let room = self
-                        .endpoint
-                        .connection(id)
-                        .is_some_and(|c| c.send_queue_len() < depth);
-                    room.then_some(id)
-                }
-                SplitPolicy::Earliest => ready
-                    .iter()
-                    .filter_map(|id| {
-                        let conn = self.endpoint.connection(*id)?;
-                        let queued = conn.send_queue_len();
-                        if queued >= depth {
-                            return None;
-                        }
-                        let rate = conn
-                            .stats()
-                            .rate
-                            .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
-                        Some(((queued + 1) as f64 / rate, *id))
-                    })
-                    .min_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, id)| id),
-            };
+        if self.config.policy == SplitPolicy::GopInterleave {
+            self.dispatch_by_gop(now, &ready, depth);
+            return;
+        }
+        while !self.queue.is_empty() {
+            let target = ready
+                .iter()
+                .filter_map(|id| {
+                    let conn = self.endpoint.connection(*id)?;
+                    let queued = conn.send_queue_len();
+                    if queued >= depth {
+                        return None;
+                    }
+                    let rate = conn
+                        .stats()
+                        .rate
+                        .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
+                    Some(((queued + 1) as f64 / rate, *id))
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, id)| id);
             let Some(id) = target else {
                 break;
             };
@@ -438,6 +432,43 @@ impl SenderSession {
                 // The size was checked in `send`; a refusal here can only be
                 // a connection that started closing: the datagram is lost.
                 let _ = conn.send(now, &datagram);
+            }
+        }
+    }
+
+    /// GOP-interleaved dealing (paper 000 §3.6): the datagrams of GOP g
+    /// belong to connection g mod N. Every connection with room takes the
+    /// earliest queued datagrams of its own GOPs, so that one connection
+    /// waiting for its turn does not block the others (no head-of-line
+    /// blocking across GOPs).
+    fn dispatch_by_gop(&mut self, now: Instant, ready: &[ConnectionId], depth: usize) {
+        let lanes = ready.len() as u64;
+        let mut room: Vec<usize> = ready
+            .iter()
+            .map(|id| {
+                self.endpoint
+                    .connection(*id)
+                    .map_or(0, |c| depth.saturating_sub(c.send_queue_len()))
+            })
+            .collect();
+        let mut index = 0;
+        while index < self.queue.len() && room.iter().any(|r| *r > 0) {
+            let lane = self
+                .queue
+                .get(index)
+                .map_or(0, |(_, gop)| (gop % lanes) as usize);
+            if room.get(lane).copied().unwrap_or(0) == 0 {
+                index += 1;
+                continue;
+            }
+            let Some((datagram, _)) = self.queue.remove(index) else {
+                break;
+            };
+            if let (Some(id), Some(slot)) = (ready.get(lane), room.get_mut(lane)) {
+                *slot -= 1;
+                if let Some(conn) = self.endpoint.connection_mut(*id) {
+                    let _ = conn.send(now, &datagram);
+                }
             }
         }
     }

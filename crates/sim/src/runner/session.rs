@@ -19,8 +19,9 @@ use crate::rng::SimRng;
 use crate::scenario::{Controller, MultiConnection};
 use crate::source::Source;
 
-/// Datagrams kept in the session queue while the application has data.
-const FEED_DEPTH: usize = 64;
+/// Datagrams kept in the session queue while the application has data:
+/// enough for several GOPs per connection when GOPs are interleaved.
+const FEED_DEPTH: usize = 512;
 /// A source without video has no GOPs; for GOP-interleaved splitting its
 /// datagrams are grouped in runs of this many.
 const PSEUDO_GOP_DATAGRAMS: u64 = 32;
