@@ -1,0 +1,438 @@
+//! The link emulator over loopback: real sockets, the real clock, the
+//! simulator's link models. Each test sends paced UDP traffic through an
+//! in-process emulator to a sink (or echo server) and measures, at the
+//! sink, what the link let through: throughput, loss, delay.
+//!
+//! The tests run one at a time (a lock), so that they do not take each
+//! other's processor time, and each stops by itself within a few seconds.
+
+// Tests measure real time, which only `net` and `cli` may read (clippy.toml).
+#![allow(clippy::disallowed_methods)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a failure is a test failure
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use fairstream_net::emulate::{
+    parse_loss, DirectionConfig, Emulator, EmulatorConfig, EmulatorHandle,
+};
+use fairstream_proto::units::Rate;
+use fairstream_sim::link::Capacity;
+use fairstream_sim::loss::LossConfig;
+use fairstream_sim::queue::{Limit, QueueConfig};
+use fairstream_sim::trace::{Trace, OPPORTUNITY_BYTES};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One datagram as the sink saw it.
+#[derive(Clone, Copy, Debug)]
+struct Received {
+    at: Instant,
+    sequence: u64,
+    bytes: usize,
+}
+
+/// A UDP socket on its own thread that records what arrives and, if asked,
+/// echoes it back.
+struct Sink {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Vec<Received>>,
+}
+
+impl Sink {
+    fn start(echo: bool) -> Sink {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(10)))
+            .unwrap();
+        let address = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = thread::spawn(move || {
+            let mut received = Vec::new();
+            let mut buffer = vec![0u8; 65_536];
+            while !flag.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = socket.recv_from(&mut buffer) {
+                    let at = Instant::now();
+                    received.push(Received {
+                        at,
+                        sequence: sequence_of(&buffer[..n]),
+                        bytes: n,
+                    });
+                    if echo {
+                        socket.send_to(&buffer[..n], from).unwrap();
+                    }
+                }
+            }
+            received
+        });
+        Sink {
+            address,
+            stop,
+            thread,
+        }
+    }
+
+    fn finish(self) -> Vec<Received> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
+fn sequence_of(payload: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = payload.len().min(8);
+    bytes[..n].copy_from_slice(&payload[..n]);
+    u64::from_be_bytes(bytes)
+}
+
+/// Sends `count` datagrams of `size` bytes numbered from 0, paced at
+/// `rate_bps` (in small bursts every few hundred microseconds).
+fn send_paced(socket: &UdpSocket, to: SocketAddr, size: usize, rate_bps: f64, count: u64) {
+    let per_second = rate_bps / (8.0 * size as f64);
+    let start = Instant::now();
+    let mut payload = vec![0u8; size];
+    let mut sent = 0u64;
+    while sent < count {
+        let due = ((start.elapsed().as_secs_f64() * per_second) as u64 + 1).min(count);
+        while sent < due {
+            payload[..8].copy_from_slice(&sent.to_be_bytes());
+            socket.send_to(&payload, to).unwrap();
+            sent += 1;
+        }
+        thread::sleep(Duration::from_micros(300));
+    }
+}
+
+fn client() -> UdpSocket {
+    UdpSocket::bind("127.0.0.1:0").unwrap()
+}
+
+fn start(config: EmulatorConfig) -> EmulatorHandle {
+    Emulator::bind(config).unwrap().spawn().unwrap()
+}
+
+fn config_to(upstream: SocketAddr, forward: DirectionConfig) -> EmulatorConfig {
+    let mut config = EmulatorConfig::new("127.0.0.1:0".parse().unwrap(), upstream);
+    config.forward = forward;
+    config
+}
+
+fn fixed(rate: &str) -> Option<Capacity> {
+    Some(Capacity::Fixed(rate.parse().unwrap()))
+}
+
+/// Payload bits per second arriving in [from, to) of the sink's records.
+fn rate_between(received: &[Received], from: Instant, to: Instant, overhead: usize) -> f64 {
+    let bytes: usize = received
+        .iter()
+        .filter(|r| r.at >= from && r.at < to)
+        .map(|r| r.bytes + overhead)
+        .sum();
+    8.0 * bytes as f64 / (to - from).as_secs_f64()
+}
+
+/// Offers `factor` × the link rate for `seconds` and returns the payload
+/// throughput measured at the sink over the last seconds but the first.
+fn overload_throughput(rate: &str, factor: f64, seconds: f64) -> (f64, f64) {
+    const SIZE: usize = 1200;
+    let sink = Sink::start(false);
+    let link: Rate = rate.parse().unwrap();
+    let emulator = start(config_to(
+        sink.address,
+        DirectionConfig {
+            capacity: fixed(rate),
+            queue: QueueConfig::DropTail {
+                limit: Limit::Packets(50),
+            },
+            ..DirectionConfig::default()
+        },
+    ));
+    let offered = factor * link.bits_per_sec();
+    let count = (offered * seconds / (8.0 * SIZE as f64)) as u64;
+    let started = Instant::now();
+    send_paced(&client(), emulator.local_addr(), SIZE, offered, count);
+    let sent_until = Instant::now();
+    let stats = emulator.stop().unwrap();
+    let received = sink.finish();
+    // Steady state: from 1 s in to the end of the sending.
+    let measured = rate_between(&received, started + Duration::from_secs(1), sent_until, 0);
+    // The link carries payload + 28 header bytes at its rate.
+    let expected = link.bits_per_sec() * SIZE as f64 / (SIZE + 28) as f64;
+    eprintln!(
+        "{rate}: offered {:.3} Mbit/s, payload throughput {:.3} Mbit/s (expected {:.3}), \
+         queue drops {}, lateness mean {:?} max {:?}",
+        offered / 1e6,
+        measured / 1e6,
+        expected / 1e6,
+        stats.forward.queue_drops,
+        stats.forward.lateness_mean(),
+        stats.forward.lateness_max,
+    );
+    assert!(stats.forward.queue_drops > 0, "the link was not overloaded");
+    (measured, expected)
+}
+
+#[test]
+fn throughput_at_2_mbit_under_overload() {
+    let _serial = serial();
+    let (measured, expected) = overload_throughput("2mbit", 1.5, 4.0);
+    assert!(
+        (measured / expected - 1.0).abs() < 0.05,
+        "{measured} vs {expected}"
+    );
+}
+
+#[test]
+fn throughput_at_20_mbit_under_overload() {
+    let _serial = serial();
+    let (measured, expected) = overload_throughput("20mbit", 1.3, 3.0);
+    assert!(
+        (measured / expected - 1.0).abs() < 0.05,
+        "{measured} vs {expected}"
+    );
+}
+
+#[test]
+fn round_trip_grows_by_twice_the_delay() {
+    let _serial = serial();
+    let echo = Sink::start(true);
+    let delay = Duration::from_millis(40);
+    let mut config = config_to(
+        echo.address,
+        DirectionConfig {
+            capacity: fixed("2mbit"),
+            delay,
+            ..DirectionConfig::default()
+        },
+    );
+    config.backward.delay = delay;
+    let emulator = start(config);
+    let socket = client();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let mut rtts = Vec::new();
+    let mut buffer = [0u8; 256];
+    for sequence in 0..15u64 {
+        let mut payload = [0u8; 100];
+        payload[..8].copy_from_slice(&sequence.to_be_bytes());
+        let sent = Instant::now();
+        socket.send_to(&payload, emulator.local_addr()).unwrap();
+        let (n, _) = socket.recv_from(&mut buffer).unwrap();
+        rtts.push(sent.elapsed());
+        assert_eq!(sequence_of(&buffer[..n]), sequence);
+    }
+    let stats = emulator.stop().unwrap();
+    echo.finish();
+    rtts.sort();
+    let median = rtts[rtts.len() / 2];
+    // 2 × 40 ms, plus 128 bytes at 2 Mbit/s (0.5 ms), plus loopback and
+    // scheduling.
+    eprintln!(
+        "round trips with 2 × 40 ms: min {:?} median {:?} max {:?}; lateness mean {:?}",
+        rtts[0],
+        median,
+        rtts[rtts.len() - 1],
+        stats.forward.lateness_mean()
+    );
+    assert!(rtts[0] >= 2 * delay, "{rtts:?}");
+    assert!(median < 2 * delay + Duration::from_millis(10), "{rtts:?}");
+    assert_eq!(stats.backward.sent_packets, 15);
+}
+
+/// Sends `count` numbered datagrams through a direction losing with
+/// `loss` (no capacity limit, so nothing queues) and returns which arrived.
+fn arrivals_through(loss: LossConfig, count: u64) -> Vec<bool> {
+    let sink = Sink::start(false);
+    let emulator = start(config_to(
+        sink.address,
+        DirectionConfig {
+            loss,
+            ..DirectionConfig::default()
+        },
+    ));
+    send_paced(&client(), emulator.local_addr(), 200, 8e6, count);
+    thread::sleep(Duration::from_millis(50));
+    let stats = emulator.stop().unwrap();
+    let received = sink.finish();
+    // Every datagram reached the emulator, so the losses are the channel's.
+    assert_eq!(stats.forward.received_packets, count);
+    assert_eq!(
+        received.len() as u64 + stats.forward.channel_losses,
+        count,
+        "{stats:?}"
+    );
+    let mut arrived = vec![false; count as usize];
+    for r in &received {
+        arrived[r.sequence as usize] = true;
+    }
+    arrived
+}
+
+fn loss_rate(arrived: &[bool]) -> f64 {
+    arrived.iter().filter(|&&a| !a).count() as f64 / arrived.len() as f64
+}
+
+#[test]
+fn bernoulli_loss_is_near_the_configured_rate() {
+    let _serial = serial();
+    let arrived = arrivals_through(parse_loss("10%").unwrap(), 4000);
+    let measured = loss_rate(&arrived);
+    // σ = √(0.1 · 0.9 / 4000) ≈ 0.0047.
+    eprintln!(
+        "Bernoulli 10 %: measured {:.4} over 4000 datagrams",
+        measured
+    );
+    assert!((measured - 0.1).abs() < 0.02, "{measured}");
+}
+
+#[test]
+fn gilbert_elliott_loss_is_near_the_stationary_rate_and_bursty() {
+    let _serial = serial();
+    // Paper 000's channel: π_bad = 0.05/0.11, long-run loss ≈ 0.0282.
+    let config = parse_loss("ge:0.95,0.94,0.01,0.05").unwrap();
+    let expected = config.build().unwrap().steady_state_loss();
+    let arrived = arrivals_through(config, 10_000);
+    let measured = loss_rate(&arrived);
+    eprintln!("Gilbert-Elliott paper 000: measured {measured:.4}, stationary {expected:.4}");
+    assert!(
+        (measured - expected).abs() < 0.012,
+        "{measured} vs {expected}"
+    );
+
+    // A burstier chain shows its memory: after a loss, another is likelier.
+    let config = parse_loss("ge:0.9,0.8,0,0.5").unwrap();
+    let expected = config.build().unwrap().steady_state_loss();
+    let arrived = arrivals_through(config, 6000);
+    let measured = loss_rate(&arrived);
+    let after_loss: Vec<bool> = arrived
+        .windows(2)
+        .filter(|w| !w[0])
+        .map(|w| !w[1])
+        .collect();
+    let conditional = after_loss.iter().filter(|&&l| l).count() as f64 / after_loss.len() as f64;
+    eprintln!(
+        "Gilbert-Elliott 0.9,0.8,0,0.5: measured {measured:.4}, stationary {expected:.4}, \
+         P(loss | loss before) {conditional:.3}"
+    );
+    assert!(
+        (measured - expected).abs() < 0.04,
+        "{measured} vs {expected}"
+    );
+    // Stationary 1/6; after a loss the chain is in the bad state and stays
+    // with 0.8, so P ≈ 0.4. Independent losses would give 1/6.
+    assert!(conditional > 0.3, "{conditional}");
+}
+
+#[test]
+fn a_mahimahi_trace_limits_the_rate_to_its_capacity() {
+    let _serial = serial();
+    let Some(path) = fairstream_testkit::shared_file("data/traces/Verizon-LTE-short.down") else {
+        return;
+    };
+    let trace = Trace::from_file(&path).unwrap();
+    const SIZE: usize = 1400;
+    let sink = Sink::start(false);
+    let emulator = start(config_to(
+        sink.address,
+        DirectionConfig {
+            capacity: Some(Capacity::Trace(trace.clone())),
+            ..DirectionConfig::default()
+        },
+    ));
+    // The trace's first seconds run at 9-12 Mbit/s: offer 20.
+    let origin = Instant::now() - emulator.stats().elapsed;
+    let started = Instant::now();
+    send_paced(&client(), emulator.local_addr(), SIZE, 20e6, 5360);
+    let sent_until = Instant::now();
+    let stats = emulator.stop().unwrap();
+    let received = sink.finish();
+    let from = started + Duration::from_secs(1);
+    // Wire bytes (payload + 28) against the opportunities of the same
+    // stretch of the trace, on the emulator's clock.
+    let measured = rate_between(&received, from, sent_until, 28);
+    let opportunities = trace.opportunities_through(sent_until - origin)
+        - trace.opportunities_through(from - origin);
+    let capacity = 8.0 * (opportunities * u64::from(OPPORTUNITY_BYTES)) as f64
+        / (sent_until - from).as_secs_f64();
+    eprintln!(
+        "Verizon-LTE-short.down: {:.3} Mbit/s on the wire, trace capacity {:.3} Mbit/s \
+         over the same {:.2} s (trace mean {:.3}); queue drops {}",
+        measured / 1e6,
+        capacity / 1e6,
+        (sent_until - from).as_secs_f64(),
+        trace.mean_rate().bits_per_sec() / 1e6,
+        stats.forward.queue_drops
+    );
+    assert!(stats.forward.queue_drops > 0, "not overloaded");
+    assert!(
+        (measured / capacity - 1.0).abs() < 0.1,
+        "{measured} vs {capacity}"
+    );
+}
+
+#[test]
+fn replies_go_back_to_the_client_they_answer() {
+    let _serial = serial();
+    let echo = Sink::start(true);
+    let mut config = config_to(echo.address, DirectionConfig::default());
+    config.max_clients = 2;
+    let emulator = start(config);
+    let clients = [client(), client(), client()];
+    let mut buffer = [0u8; 64];
+    for (round, socket) in clients.iter().chain(&clients[..2]).enumerate() {
+        socket
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .unwrap();
+        let sequence = 100 + round as u64;
+        socket
+            .send_to(&sequence.to_be_bytes(), emulator.local_addr())
+            .unwrap();
+        let (n, from) = socket.recv_from(&mut buffer).unwrap();
+        assert_eq!(from, emulator.local_addr());
+        assert_eq!(sequence_of(&buffer[..n]), sequence);
+    }
+    let stats = emulator.stop().unwrap();
+    echo.finish();
+    // Three clients in a table of two: each newcomer replaced the least
+    // recent one (the first, then the second, then the third).
+    assert_eq!(stats.clients, 2);
+    assert_eq!(stats.clients_evicted, 3);
+    assert_eq!(stats.backward.sent_packets, 5);
+}
+
+#[test]
+fn nothing_listening_upstream_is_not_an_error() {
+    let _serial = serial();
+    // A port with (most likely) no one behind it: sends fail or vanish, the
+    // emulator keeps running and counts.
+    let unused = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let upstream = unused.local_addr().unwrap();
+    drop(unused);
+    let emulator = start(config_to(upstream, DirectionConfig::default()));
+    let socket = client();
+    for _ in 0..20 {
+        socket.send_to(b"hello", emulator.local_addr()).unwrap();
+        thread::sleep(Duration::from_millis(2));
+    }
+    thread::sleep(Duration::from_millis(50));
+    assert!(emulator.is_running());
+    let stats = emulator.stop().unwrap();
+    assert_eq!(stats.forward.received_packets, 20);
+    assert_eq!(
+        stats.forward.sent_packets + stats.forward.send_errors,
+        20,
+        "{stats:?}"
+    );
+}
