@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod emulate_cmd;
 mod equation_cmd;
 mod plots;
 mod schedule_cmd;
@@ -57,6 +58,16 @@ enum Command {
     /// buffer x*, and with --proxy-rate the proxy buffer y' of the two-step
     /// proxy procedure.
     Schedule(schedule_cmd::ScheduleArgs),
+    /// Forward UDP through an emulated lossy link: the simulator's queue, rate, delay and loss models on the real clock
+    ///
+    /// Datagrams from clients at --listen cross the forward direction to --to;
+    /// replies cross the backward direction to the client they answer. Link
+    /// options shape the forward direction only unless their --back-… twin is
+    /// given, except --delay, which applies both ways unless --back-delay is
+    /// given. Without --back-rate/--trace-back the backward direction has no
+    /// capacity limit; without --back-loss it loses nothing. Live statistics go
+    /// to stderr; runs until --duration, Ctrl-C or SIGTERM.
+    Emulate(Box<emulate_cmd::EmulateArgs>),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +79,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => video_cmd::run_decode(&args),
         Command::Evaluate(args) => video_cmd::run_evaluate(&args),
         Command::Schedule(args) => schedule_cmd::run(&args),
+        Command::Emulate(args) => emulate_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -84,12 +84,9 @@ fn parse_probability(text: &str, what: &str) -> Result<f64, OptionError> {
         Some(number) => (number.trim(), 100.0),
         None => (trimmed, 1.0),
     };
-    let value: f64 = number.parse().map_err(|_| {
-        error(
-            text,
-            format!("{what} must be a probability such as 0.02 or 2%"),
-        )
-    })?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| error(text, format!("{what} must be a number such as 0.02 or 2%")))?;
     let p = value / scale;
     if (0.0..=1.0).contains(&p) {
         Ok(p)
