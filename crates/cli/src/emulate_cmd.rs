@@ -384,3 +384,79 @@ pub(crate) fn run(args: &EmulateArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use fairstream_sim::queue::Limit;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: EmulateArgs,
+    }
+
+    fn configured(extra: &[&str]) -> EmulatorConfig {
+        let base = ["emulate", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"];
+        let wrapper = Wrapper::try_parse_from(base.iter().chain(extra)).unwrap();
+        config(&wrapper.args).unwrap()
+    }
+
+    #[test]
+    fn forward_options_leave_the_backward_direction_unlimited_but_delayed() {
+        let config = configured(&[
+            "--rate", "2mbit", "--delay", "40ms", "--queue", "50", "--loss", "2%",
+        ]);
+        assert_eq!(
+            config.forward.capacity,
+            Some(Capacity::Fixed(Rate::from_bits_per_sec(2e6)))
+        );
+        assert_eq!(config.forward.delay, Duration::from_millis(40));
+        assert_eq!(
+            config.forward.queue,
+            QueueConfig::DropTail {
+                limit: Limit::Packets(50)
+            }
+        );
+        assert_eq!(config.forward.loss, LossConfig::Bernoulli { p: 0.02 });
+        assert_eq!(config.backward.capacity, None);
+        assert_eq!(config.backward.delay, Duration::from_millis(40));
+        assert_eq!(config.backward.loss, LossConfig::None);
+        assert_eq!((config.seed, config.forward.overhead_bytes), (1, 28));
+    }
+
+    #[test]
+    fn back_twins_shape_the_backward_direction() {
+        let config = configured(&[
+            "--delay",
+            "40ms",
+            "--back-rate",
+            "250kbit",
+            "--back-delay",
+            "5ms",
+            "--back-queue",
+            "16kB",
+            "--back-loss",
+            "ge:0.95,0.94,0.01,0.05",
+            "--seed",
+            "7",
+        ]);
+        assert_eq!(config.forward.capacity, None);
+        assert_eq!(config.forward.loss, LossConfig::None);
+        assert_eq!(
+            config.backward.capacity,
+            Some(Capacity::Fixed(Rate::from_bits_per_sec(250e3)))
+        );
+        assert_eq!(config.backward.delay, Duration::from_millis(5));
+        assert_eq!(
+            config.backward.queue,
+            QueueConfig::DropTail {
+                limit: Limit::Bytes(16_000)
+            }
+        );
+        assert_eq!(config.backward.loss, LossConfig::PAPER_000);
+        assert_eq!(config.seed, 7);
+    }
+}
