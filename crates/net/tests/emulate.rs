@@ -262,16 +262,19 @@ fn arrivals_through(loss: LossConfig, count: u64) -> Vec<bool> {
             ..DirectionConfig::default()
         },
     ));
-    send_paced(&client(), emulator.local_addr(), 200, 8e6, count);
+    send_paced(&client(), emulator.local_addr(), 200, 4e6, count);
     thread::sleep(Duration::from_millis(50));
     let stats = emulator.stop().unwrap();
     let received = sink.finish();
-    // Every datagram reached the emulator, so the losses are the channel's.
-    assert_eq!(stats.forward.received_packets, count);
-    assert_eq!(
-        received.len() as u64 + stats.forward.channel_losses,
-        count,
-        "{stats:?}"
+    // The losses must be the channel's: the sockets' buffers on the way in
+    // and out may overflow only when a thread stalls for tens of
+    // milliseconds, and then the test says so rather than measure it.
+    let kernel_in = count - stats.forward.received_packets;
+    let kernel_out =
+        stats.forward.received_packets - stats.forward.channel_losses - received.len() as u64;
+    assert!(
+        kernel_in + kernel_out <= count / 200,
+        "the sockets dropped {kernel_in} on the way in and {kernel_out} on the way out: {stats:?}"
     );
     let mut arrived = vec![false; count as usize];
     for r in &received {
