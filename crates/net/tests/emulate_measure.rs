@@ -253,13 +253,44 @@ fn accuracy() {
 fn forwarding_cost() {
     println!("| offered | datagrams/s into the emulator | forwarded/s | emulator CPU | CPU per datagram |");
     println!("|---|---|---|---|---|");
-    for (label, rate) in [
-        ("10k datagrams/s", 10_000.0 * 8.0 * 200.0),
-        ("50k datagrams/s", 50_000.0 * 8.0 * 200.0),
-        ("as fast as possible", f64::INFINITY),
+    let shaped = |rate: &str| DirectionConfig {
+        capacity: Some(Capacity::Fixed(rate.parse().unwrap())),
+        ..DirectionConfig::default()
+    };
+    for (label, link, size, rate) in [
+        (
+            "unlimited link, 10k datagrams/s",
+            DirectionConfig::default(),
+            200,
+            10_000.0 * 8.0 * 200.0,
+        ),
+        (
+            "unlimited link, 50k datagrams/s",
+            DirectionConfig::default(),
+            200,
+            50_000.0 * 8.0 * 200.0,
+        ),
+        (
+            "unlimited link, as fast as possible",
+            DirectionConfig::default(),
+            200,
+            f64::INFINITY,
+        ),
+        (
+            "2 Mbit/s link, 1200-byte datagrams at 3 Mbit/s",
+            shaped("2mbit"),
+            1200,
+            3e6,
+        ),
+        (
+            "20 Mbit/s link, 1200-byte datagrams at 26 Mbit/s",
+            shaped("20mbit"),
+            1200,
+            26e6,
+        ),
     ] {
         let seconds = 3.0;
-        let run = run(DirectionConfig::default(), 200, rate, seconds);
+        let run = run(link, size, rate, seconds);
         let stats = run.stats.forward;
         let wall = (run.sent_until - run.started).as_secs_f64();
         println!(
