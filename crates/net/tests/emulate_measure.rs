@@ -8,6 +8,8 @@
 //! - `accuracy`: at 2 and 20 Mbit/s, throughput under overload against the
 //!   configured rate, channel loss against the configured loss, and the
 //!   one-way delay added at light load against the configured delay.
+//! - `timer_precision`: how late datagrams leave, against the processor
+//!   time spent, for several [`EmulatorConfig::spin`] settings.
 //! - `forwarding_cost`: how many datagrams per second the emulator forwards
 //!   with no limit configured, and the processor time its threads use.
 
@@ -22,7 +24,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use fairstream_net::emulate::{
-    parse_loss, parse_queue, DirectionConfig, Emulator, EmulatorConfig, EmulatorStats,
+    parse_loss, parse_queue, DirectionConfig, Emulator, EmulatorConfig, EmulatorStats, DEFAULT_SPIN,
 };
 use fairstream_proto::units::Rate;
 use fairstream_sim::link::Capacity;
@@ -112,9 +114,20 @@ fn send(to: SocketAddr, size: usize, rate_bps: f64, seconds: f64) -> u64 {
 }
 
 fn run(forward: DirectionConfig, size: usize, rate_bps: f64, seconds: f64) -> Run {
+    run_with_spin(forward, size, rate_bps, seconds, DEFAULT_SPIN)
+}
+
+fn run_with_spin(
+    forward: DirectionConfig,
+    size: usize,
+    rate_bps: f64,
+    seconds: f64,
+    spin: Duration,
+) -> Run {
     let sink = Sink::start();
     let mut config = EmulatorConfig::new("127.0.0.1:0".parse().unwrap(), sink.address);
     config.forward = forward;
+    config.spin = spin;
     let emulator = Emulator::bind(config).unwrap().spawn().unwrap();
     let cpu_before = emulator_cpu_seconds();
     let started = Instant::now();
@@ -300,6 +313,42 @@ fn forwarding_cost() {
             stats.sent_packets as f64 / wall,
             100.0 * run.cpu / wall,
             1e6 * run.cpu / stats.sent_packets.max(1) as f64,
+        );
+    }
+}
+
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn timer_precision() {
+    println!(
+        "| spin | lateness mean / max | one-way delay beyond 20 ms + serialisation: median / p99 | emulator CPU |"
+    );
+    println!("|---|---|---|---|");
+    let link: Rate = "20mbit".parse().unwrap();
+    let delay = Duration::from_millis(20);
+    let serialisation = Duration::from_secs_f64(8.0 * 1228.0 / link.bits_per_sec());
+    for spin_us in [0, 50, 100, 200, 500] {
+        let forward = DirectionConfig {
+            capacity: Some(Capacity::Fixed(link)),
+            delay,
+            ..DirectionConfig::default()
+        };
+        // 10 Mbit/s of 1200-byte datagrams, regularly spaced: little queueing.
+        let run = run_with_spin(forward, 1200, 10e6, 3.0, Duration::from_micros(spin_us));
+        let wall = (run.sent_until - run.started).as_secs_f64();
+        let added: Vec<Duration> = run
+            .delays()
+            .iter()
+            .map(|d| d.saturating_sub(delay + serialisation))
+            .collect();
+        let stats = run.stats.forward;
+        println!(
+            "| {spin_us} µs | {:?} / {:?} | {:?} / {:?} | {:.0} % of a core |",
+            stats.lateness_mean(),
+            stats.lateness_max,
+            added[added.len() / 2],
+            added[added.len() * 99 / 100],
+            100.0 * run.cpu / wall,
         );
     }
 }
