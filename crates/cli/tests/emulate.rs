@@ -59,10 +59,11 @@ fn temp_file(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// The JSON lines of `path`, which is then removed.
 fn json_lines(path: &PathBuf) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::remove_file(path).unwrap();
+    text.lines()
         .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
         .collect()
 }
