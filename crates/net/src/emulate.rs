@@ -326,7 +326,8 @@ impl EmulatorHandle {
         self.local_addr
     }
 
-    /// The counters, at most about a millisecond old.
+    /// The counters: about a millisecond old while traffic flows, up to
+    /// 20 ms when idle.
     pub fn stats(&self) -> EmulatorStats {
         *self.stats.lock().unwrap_or_else(PoisonError::into_inner)
     }
