@@ -249,7 +249,9 @@ fn round_trip_grows_by_twice_the_delay() {
         stats.forward.lateness_mean()
     );
     assert!(rtts[0] >= 2 * delay, "{rtts:?}");
-    assert!(median < 2 * delay + Duration::from_millis(10), "{rtts:?}");
+    // Generous above: a loaded machine delays the threads (measured: a
+    // median of 88.7 ms with both cores busy with other work).
+    assert!(median < 2 * delay + Duration::from_millis(30), "{rtts:?}");
     assert_eq!(stats.backward.sent_packets, 15);
 }
 
