@@ -35,7 +35,7 @@
 //!
 //! | `cc` | keys |
 //! |---|---|
-//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime` |
+//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime` |
 //! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
@@ -243,7 +243,8 @@ pub struct MultiConnection {
     /// `conns`: the fixed count, or the count the controller starts from
     /// (default 1).
     pub conns: u32,
-    /// `controller`: who decides the count (default `"fixed"`).
+    /// `controller`: who decides the count; absent, `"fixed"` when `conns`
+    /// is given and `"adaptive"` (the default controller) otherwise.
     pub controller: Controller,
     /// `policy`: how datagrams are split (default `"earliest"`).
     pub policy: fairstream_proto::session::SplitPolicy,
@@ -261,8 +262,13 @@ pub struct MultiConnection {
 pub enum Controller {
     /// `"fixed"`: `conns` connections.
     Fixed,
-    /// `"multfrc"`: paper 001's IIAD rule.
+    /// `"multfrc"`: paper 001's IIAD rule exactly (γ-only threshold).
     Multfrc,
+    /// `"adaptive"`: paper 001's IIAD rule with a start-up and a queueing
+    /// threshold of at least eight packet times
+    /// (`fairstream_proto::cc::multi::MultiConfig::ADAPTIVE`); the default
+    /// when neither `conns` nor `controller` is given.
+    Adaptive,
     /// `"e-multfrc"`: paper 000 eq. 2.
     EMultfrc,
     /// `"aggregate"`: one connection at the MulTFRC rate of a fractional n.

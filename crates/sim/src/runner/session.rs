@@ -103,6 +103,11 @@ impl SessionEnds {
                 rtt_min_lifetime: lifetime,
                 ..MultiConfig::MULTFRC
             }),
+            Controller::Adaptive => ConnectionCountConfig::Multfrc(MultiConfig {
+                initial,
+                rtt_min_lifetime: lifetime,
+                ..MultiConfig::ADAPTIVE
+            }),
             Controller::EMultfrc => ConnectionCountConfig::EMultfrc(MultiConfig {
                 initial,
                 rtt_min_lifetime: lifetime,

@@ -809,6 +809,7 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
     if !present {
         return Ok(None);
     }
+    let conns_given = fields.optional("conns").is_some();
     let conns = match fields.number("conns")? {
         None => 1,
         Some(n) if (1.0..=64.0).contains(&n) && n.fract() == 0.0 => n as u32,
@@ -820,7 +821,13 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         }
     };
     let controller = match fields.string("controller")? {
-        None | Some("fixed") => Controller::Fixed,
+        // An explicit count without a controller is that fixed count; a
+        // multi-connection flow with neither gets the default controller
+        // (docs/results/multiconn.md says why it is the default).
+        None if conns_given => Controller::Fixed,
+        None => Controller::Adaptive,
+        Some("fixed") => Controller::Fixed,
+        Some("adaptive") => Controller::Adaptive,
         Some("multfrc") => Controller::Multfrc,
         Some("e-multfrc") => Controller::EMultfrc,
         Some("aggregate") => Controller::Aggregate,
@@ -828,7 +835,7 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
             return Err(fields.error(
                 "controller",
                 format!(
-                    "unknown controller \"{other}\" (expected \"fixed\", \"multfrc\", \"e-multfrc\" or \"aggregate\")"
+                    "unknown controller \"{other}\" (expected \"fixed\", \"adaptive\", \"multfrc\", \"e-multfrc\" or \"aggregate\")"
                 ),
             ))
         }
