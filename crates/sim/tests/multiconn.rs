@@ -81,12 +81,41 @@ fn several_connections_fill_a_lossy_last_hop_one_does_not() {
     assert!(four.reorder_delay_max_s.unwrap() <= 1.0);
 }
 
-/// Experiment 2: on a congested wired bottleneck with four TCP flows, the
-/// RTT-driven controllers stay within twice a TCP share.
+/// Experiment 1's target: the default controller (a multi-connection flow
+/// with neither `conns` nor `controller`: `adaptive`) reaches 0.9 of
+/// B_w(1 − p_w) on every lossy last hop, B_w ∈ {1, 5} Mbit/s × p_w ∈
+/// {1 %, 4 %}, over 600 s (its start-up is part of the run).
+#[test]
+fn the_default_controller_fills_every_lossy_last_hop() {
+    let base =
+        multiconn_file("lossy-last-hop.toml").replace("duration = \"120s\"", "duration = \"600s\"");
+    for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+        let text = with_transport(
+            &base
+                .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                .replace("p = 0.04", &format!("p = {p}")),
+            "cc = \"tfrc\", policy = \"earliest\"",
+        );
+        let summary = run_text(&text);
+        let flow = &summary.flows[0];
+        let share = flow.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p));
+        eprintln!(
+            "default controller, {bw} Mbit/s, {:.0} %: {share:.3} of B_w(1 − p_w), connections mean {:.2} max {:?}",
+            p * 100.0,
+            flow.connections_mean.unwrap(),
+            flow.connections_max
+        );
+        assert!(share >= 0.9, "{bw} Mbit/s, {p}: {share}");
+    }
+}
+
+/// Experiment 2: on a congested wired bottleneck with four TCP flows, every
+/// RTT-driven controller (the default and the papers' rules, the aggregate
+/// with its reported j) stays within twice a TCP share.
 #[test]
 fn rtt_driven_controllers_stay_within_twice_a_tcp_share() {
     let base = multiconn_file("congested-wired.toml");
-    for controller in ["multfrc", "e-multfrc"] {
+    for controller in ["adaptive", "multfrc", "e-multfrc", "aggregate"] {
         let text = with_transport(
             &base,
             &format!("cc = \"tfrc\", controller = \"{controller}\""),
@@ -176,6 +205,10 @@ fn experiment_tables() {
         ("fixed 4", "cc = \"tfrc\", conns = 4"),
         ("fixed 8", "cc = \"tfrc\", conns = 8"),
         ("fixed 12", "cc = \"tfrc\", conns = 12"),
+        (
+            "adaptive (default)",
+            "cc = \"tfrc\", controller = \"adaptive\"",
+        ),
         ("multfrc", "cc = \"tfrc\", controller = \"multfrc\""),
         ("e-multfrc", "cc = \"tfrc\", controller = \"e-multfrc\""),
         ("aggregate", "cc = \"tfrc\", controller = \"aggregate\""),
