@@ -197,10 +197,10 @@ fn adaptive_starts_up_then_follows_iiad() {
     // Start-up: +α = 1 per decision while no decision found congestion.
     feed(&mut c, &mut now, ms(100), 4, 1);
     assert_eq!(c.n(), 5.0);
-    // 100 ms over a 100 ms rtt_min, no packet time known: γ·rtt_min = 20 ms.
+    // 100 ms over a 100 ms rtt_min, no packet time known: γ·rtt_min = 10 ms.
     let d = feed(&mut c, &mut now, ms(200), 1, 1);
     assert!(d[0].congested);
-    assert_eq!(d[0].threshold, ms(20));
+    assert_eq!(d[0].threshold, ms(10));
     assert_eq!(c.n(), 4.0);
     // After the first congestion: the papers' α/n.
     feed(&mut c, &mut now, ms(100), 1, 1);
@@ -224,15 +224,16 @@ fn the_threshold_is_k_packet_times_at_the_highest_receive_rate() {
         }
         last.unwrap()
     };
-    // 12 ms packets (1 Mbit/s): 8 × 12 = 96 ms are tolerated, not 20 ms.
-    report(&mut c, 100, 12);
-    let d = report(&mut c, 190, 12);
-    assert_eq!(d.threshold, ms(96));
+    // 10 ms packets (about 1.2 Mbit/s): 9 × 10 = 90 ms are tolerated, not
+    // γ · rtt_min = 10 ms.
+    report(&mut c, 100, 10);
+    let d = report(&mut c, 185, 10);
+    assert_eq!(d.threshold, ms(90));
     assert!(!d.congested);
-    // A lower receive rate later (24 ms packets) does not raise it: the
+    // A lower receive rate later (20 ms packets) does not raise it: the
     // highest rate seen counts.
-    let d = report(&mut c, 190, 24);
-    assert_eq!(d.threshold, ms(96));
+    let d = report(&mut c, 185, 20);
+    assert_eq!(d.threshold, ms(90));
     // Capped at γ_max · rtt_min = 100 ms.
     let mut c = ConnectionCountConfig::Multfrc(config).build().unwrap();
     report(&mut c, 100, 50);
@@ -245,8 +246,8 @@ fn the_threshold_is_k_packet_times_at_the_highest_receive_rate() {
     })
     .build()
     .unwrap();
-    report(&mut paper, 100, 12);
-    let d = report(&mut paper, 190, 12);
+    report(&mut paper, 100, 10);
+    let d = report(&mut paper, 185, 10);
     assert_eq!(d.threshold, ms(20));
     assert!(d.congested);
 }
