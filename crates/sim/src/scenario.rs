@@ -35,7 +35,7 @@
 //!
 //! | `cc` | keys |
 //! |---|---|
-//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime` |
+//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
 //! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
@@ -255,6 +255,16 @@ pub struct MultiConnection {
     /// `rtt_min` (such as `"60s"`); absent, the all-time minimum of paper
     /// 001.
     pub rtt_min_lifetime: Option<Duration>,
+    /// `gamma`: the RTT-driven controller's γ instead of its preset's
+    /// (MULTFRC 0.2, adaptive 0.1).
+    pub gamma: Option<f64>,
+    /// `queue_packets`: the controller's k, the queueing delay tolerated in
+    /// packet times at the highest receive rate seen, instead of its
+    /// preset's (adaptive 9, the papers' rules 0).
+    pub queue_packets: Option<f64>,
+    /// `startup`: whether the count grows by α per decision until the first
+    /// congested one, instead of the preset's choice (adaptive true).
+    pub startup: Option<bool>,
 }
 
 /// The connection-count controller of a multi-connection flow.

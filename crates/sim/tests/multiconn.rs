@@ -87,8 +87,24 @@ fn several_connections_fill_a_lossy_last_hop_one_does_not() {
 /// {1 %, 4 %}, over 600 s (its start-up is part of the run).
 #[test]
 fn the_default_controller_fills_every_lossy_last_hop() {
+    use fairstream_sim::scenario::Controller;
     let base =
         multiconn_file("lossy-last-hop.toml").replace("duration = \"120s\"", "duration = \"600s\"");
+    // Neither `conns` nor `controller`: the default controller; `conns`
+    // alone: that fixed count.
+    let controller = |transport: &str| {
+        Scenario::from_str(&with_transport(&base, transport), "default.toml")
+            .unwrap()
+            .flows()[0]
+            .multi
+            .unwrap()
+            .controller
+    };
+    assert_eq!(
+        controller("cc = \"tfrc\", policy = \"earliest\""),
+        Controller::Adaptive
+    );
+    assert_eq!(controller("cc = \"tfrc\", conns = 3"), Controller::Fixed);
     for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
         let text = with_transport(
             &base
@@ -255,6 +271,71 @@ fn experiment_tables() {
             t_b / 1e3,
             cells.join(" | ")
         );
+    }
+    println!("\n### Experiment 1, the default's parts\n");
+    println!("| variant | 1 Mbit/s, 1 % | 1 Mbit/s, 4 % | 5 Mbit/s, 1 % | 5 Mbit/s, 4 % | experiment 2 ratio |");
+    println!("|---|---|---|---|---|---|");
+    let variants = [
+        (
+            "paper 001 (γ 0.2, k 0, no start-up)",
+            "gamma = 0.2, queue_packets = 0, startup = false",
+        ),
+        ("+ start-up", "gamma = 0.2, queue_packets = 0"),
+        ("+ start-up, k 8", "gamma = 0.2, queue_packets = 8"),
+        ("γ 0.1, start-up, k 0", "queue_packets = 0"),
+        ("γ 0.1, start-up, k 8", "queue_packets = 8"),
+        ("γ 0.1, start-up, k 9 (adaptive)", "queue_packets = 9"),
+        ("γ 0.1, start-up, k 10", "queue_packets = 10"),
+        ("γ 0.1, start-up, k 12", "queue_packets = 12"),
+        ("γ 0.1, k 9, no start-up", "startup = false"),
+    ];
+    let lossy =
+        multiconn_file("lossy-last-hop.toml").replace("duration = \"120s\"", "duration = \"600s\"");
+    let wired = multiconn_file("congested-wired.toml");
+    for (name, keys) in variants {
+        let transport = format!("cc = \"tfrc\", controller = \"adaptive\", {keys}");
+        let mut cells = Vec::new();
+        for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+            let text = with_transport(
+                &lossy
+                    .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                    .replace("p = 0.04", &format!("p = {p}")),
+                &transport,
+            );
+            let f = &run_text(&text).flows[0];
+            cells.push(format!(
+                "{:.3} (n̄ {:.1})",
+                f.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p)),
+                f.connections_mean.unwrap_or(1.0)
+            ));
+        }
+        let s = run_text(&with_transport(&wired, &transport));
+        println!(
+            "| {name} | {} | {:.3} |",
+            cells.join(" | "),
+            s.flows[0].goodput_bps / mean_tcp(&s)
+        );
+    }
+    println!("\n### Experiment 1, the default over seeds\n");
+    println!("| seed | 1 Mbit/s, 1 % | 1 Mbit/s, 4 % | 5 Mbit/s, 1 % | 5 Mbit/s, 4 % |");
+    println!("|---|---|---|---|---|");
+    for seed in 1..=5 {
+        let mut cells = Vec::new();
+        for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+            let text = with_transport(
+                &lossy
+                    .replace("seed = 1", &format!("seed = {seed}"))
+                    .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                    .replace("p = 0.04", &format!("p = {p}")),
+                "cc = \"tfrc\", controller = \"adaptive\"",
+            );
+            let f = &run_text(&text).flows[0];
+            cells.push(format!(
+                "{:.3}",
+                f.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p))
+            ));
+        }
+        println!("| {seed} | {} |", cells.join(" | "));
     }
     println!("\n### Experiment 2\n");
     println!("| controller | stream | mean TCP | ratio | connections mean / max | bottleneck utilisation |");

@@ -803,6 +803,9 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         "policy",
         "start_offset",
         "rtt_min_lifetime",
+        "gamma",
+        "queue_packets",
+        "startup",
     ]
     .iter()
     .any(|k| fields.optional(k).is_some());
@@ -862,11 +865,27 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         }
     };
     let rtt_min_lifetime = fields.optional_duration("rtt_min_lifetime")?;
+    let gamma = match fields.number("gamma")? {
+        Some(g) if !(0.0..=10.0).contains(&g) => {
+            return Err(fields.error("gamma", format!("{g} is outside [0, 10]")))
+        }
+        other => other,
+    };
+    let queue_packets = match fields.number("queue_packets")? {
+        Some(k) if !(0.0..=1000.0).contains(&k) => {
+            return Err(fields.error("queue_packets", format!("{k} is outside [0, 1000]")))
+        }
+        other => other,
+    };
+    let startup = fields.boolean("startup")?;
     Ok(Some(MultiConnection {
         conns,
         controller,
         policy,
         start_offset,
         rtt_min_lifetime,
+        gamma,
+        queue_packets,
+        startup,
     }))
 }
