@@ -27,7 +27,8 @@ pub enum SplitPolicy {
 pub struct SessionConfig {
     /// Every connection's configuration.
     pub connection: ConnectionConfig,
-    /// How many connections.
+    /// How many connections. Default: the default controller
+    /// ([`ConnectionCountConfig::default`], adaptive).
     pub count: ConnectionCountConfig,
     /// How datagrams are split.
     pub policy: SplitPolicy,
@@ -55,7 +56,7 @@ impl Default for SessionConfig {
     fn default() -> Self {
         SessionConfig {
             connection: ConnectionConfig::default(),
-            count: ConnectionCountConfig::Fixed(1),
+            count: ConnectionCountConfig::default(),
             policy: SplitPolicy::Earliest,
             start_offset: Duration::from_millis(500),
             local_port: 40_000,
