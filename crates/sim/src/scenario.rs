@@ -35,7 +35,7 @@
 //!
 //! | `cc` | keys |
 //! |---|---|
-//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime` |
+//! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
 //! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
@@ -243,7 +243,8 @@ pub struct MultiConnection {
     /// `conns`: the fixed count, or the count the controller starts from
     /// (default 1).
     pub conns: u32,
-    /// `controller`: who decides the count (default `"fixed"`).
+    /// `controller`: who decides the count; absent, `"fixed"` when `conns`
+    /// is given and `"adaptive"` (the default controller) otherwise.
     pub controller: Controller,
     /// `policy`: how datagrams are split (default `"earliest"`).
     pub policy: fairstream_proto::session::SplitPolicy,
@@ -254,6 +255,16 @@ pub struct MultiConnection {
     /// `rtt_min` (such as `"60s"`); absent, the all-time minimum of paper
     /// 001.
     pub rtt_min_lifetime: Option<Duration>,
+    /// `gamma`: the RTT-driven controller's γ instead of its preset's
+    /// (MULTFRC 0.2, adaptive 0.1).
+    pub gamma: Option<f64>,
+    /// `queue_packets`: the controller's k, the queueing delay tolerated in
+    /// packet times at the highest receive rate seen, instead of its
+    /// preset's (adaptive 9, the papers' rules 0).
+    pub queue_packets: Option<f64>,
+    /// `startup`: whether the count grows by α per decision until the first
+    /// congested one, instead of the preset's choice (adaptive true).
+    pub startup: Option<bool>,
 }
 
 /// The connection-count controller of a multi-connection flow.
@@ -261,8 +272,13 @@ pub struct MultiConnection {
 pub enum Controller {
     /// `"fixed"`: `conns` connections.
     Fixed,
-    /// `"multfrc"`: paper 001's IIAD rule.
+    /// `"multfrc"`: paper 001's IIAD rule exactly (γ-only threshold).
     Multfrc,
+    /// `"adaptive"`: paper 001's IIAD rule with a start-up and a queueing
+    /// threshold of at least eight packet times
+    /// (`fairstream_proto::cc::multi::MultiConfig::ADAPTIVE`); the default
+    /// when neither `conns` nor `controller` is given.
+    Adaptive,
     /// `"e-multfrc"`: paper 000 eq. 2.
     EMultfrc,
     /// `"aggregate"`: one connection at the MulTFRC rate of a fractional n.

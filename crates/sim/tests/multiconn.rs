@@ -81,12 +81,57 @@ fn several_connections_fill_a_lossy_last_hop_one_does_not() {
     assert!(four.reorder_delay_max_s.unwrap() <= 1.0);
 }
 
-/// Experiment 2: on a congested wired bottleneck with four TCP flows, the
-/// RTT-driven controllers stay within twice a TCP share.
+/// Experiment 1's target: the default controller (a multi-connection flow
+/// with neither `conns` nor `controller`: `adaptive`) reaches 0.9 of
+/// B_w(1 − p_w) on every lossy last hop, B_w ∈ {1, 5} Mbit/s × p_w ∈
+/// {1 %, 4 %}, over 600 s (its start-up is part of the run).
+#[test]
+fn the_default_controller_fills_every_lossy_last_hop() {
+    use fairstream_sim::scenario::Controller;
+    let base =
+        multiconn_file("lossy-last-hop.toml").replace("duration = \"120s\"", "duration = \"600s\"");
+    // Neither `conns` nor `controller`: the default controller; `conns`
+    // alone: that fixed count.
+    let controller = |transport: &str| {
+        Scenario::from_str(&with_transport(&base, transport), "default.toml")
+            .unwrap()
+            .flows()[0]
+            .multi
+            .unwrap()
+            .controller
+    };
+    assert_eq!(
+        controller("cc = \"tfrc\", policy = \"earliest\""),
+        Controller::Adaptive
+    );
+    assert_eq!(controller("cc = \"tfrc\", conns = 3"), Controller::Fixed);
+    for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+        let text = with_transport(
+            &base
+                .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                .replace("p = 0.04", &format!("p = {p}")),
+            "cc = \"tfrc\", policy = \"earliest\"",
+        );
+        let summary = run_text(&text);
+        let flow = &summary.flows[0];
+        let share = flow.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p));
+        eprintln!(
+            "default controller, {bw} Mbit/s, {:.0} %: {share:.3} of B_w(1 − p_w), connections mean {:.2} max {:?}",
+            p * 100.0,
+            flow.connections_mean.unwrap(),
+            flow.connections_max
+        );
+        assert!(share >= 0.9, "{bw} Mbit/s, {p}: {share}");
+    }
+}
+
+/// Experiment 2: on a congested wired bottleneck with four TCP flows, every
+/// RTT-driven controller (the default and the papers' rules, the aggregate
+/// with its reported j) stays within twice a TCP share.
 #[test]
 fn rtt_driven_controllers_stay_within_twice_a_tcp_share() {
     let base = multiconn_file("congested-wired.toml");
-    for controller in ["multfrc", "e-multfrc"] {
+    for controller in ["adaptive", "multfrc", "e-multfrc", "aggregate"] {
         let text = with_transport(
             &base,
             &format!("cc = \"tfrc\", controller = \"{controller}\""),
@@ -176,6 +221,10 @@ fn experiment_tables() {
         ("fixed 4", "cc = \"tfrc\", conns = 4"),
         ("fixed 8", "cc = \"tfrc\", conns = 8"),
         ("fixed 12", "cc = \"tfrc\", conns = 12"),
+        (
+            "adaptive (default)",
+            "cc = \"tfrc\", controller = \"adaptive\"",
+        ),
         ("multfrc", "cc = \"tfrc\", controller = \"multfrc\""),
         ("e-multfrc", "cc = \"tfrc\", controller = \"e-multfrc\""),
         ("aggregate", "cc = \"tfrc\", controller = \"aggregate\""),
@@ -222,6 +271,71 @@ fn experiment_tables() {
             t_b / 1e3,
             cells.join(" | ")
         );
+    }
+    println!("\n### Experiment 1, the default's parts\n");
+    println!("| variant | 1 Mbit/s, 1 % | 1 Mbit/s, 4 % | 5 Mbit/s, 1 % | 5 Mbit/s, 4 % | experiment 2 ratio |");
+    println!("|---|---|---|---|---|---|");
+    let variants = [
+        (
+            "paper 001 (γ 0.2, k 0, no start-up)",
+            "gamma = 0.2, queue_packets = 0, startup = false",
+        ),
+        ("+ start-up", "gamma = 0.2, queue_packets = 0"),
+        ("+ start-up, k 8", "gamma = 0.2, queue_packets = 8"),
+        ("γ 0.1, start-up, k 0", "queue_packets = 0"),
+        ("γ 0.1, start-up, k 8", "queue_packets = 8"),
+        ("γ 0.1, start-up, k 9 (adaptive)", "queue_packets = 9"),
+        ("γ 0.1, start-up, k 10", "queue_packets = 10"),
+        ("γ 0.1, start-up, k 12", "queue_packets = 12"),
+        ("γ 0.1, k 9, no start-up", "startup = false"),
+    ];
+    let lossy =
+        multiconn_file("lossy-last-hop.toml").replace("duration = \"120s\"", "duration = \"600s\"");
+    let wired = multiconn_file("congested-wired.toml");
+    for (name, keys) in variants {
+        let transport = format!("cc = \"tfrc\", controller = \"adaptive\", {keys}");
+        let mut cells = Vec::new();
+        for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+            let text = with_transport(
+                &lossy
+                    .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                    .replace("p = 0.04", &format!("p = {p}")),
+                &transport,
+            );
+            let f = &run_text(&text).flows[0];
+            cells.push(format!(
+                "{:.3} (n̄ {:.1})",
+                f.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p)),
+                f.connections_mean.unwrap_or(1.0)
+            ));
+        }
+        let s = run_text(&with_transport(&wired, &transport));
+        println!(
+            "| {name} | {} | {:.3} |",
+            cells.join(" | "),
+            s.flows[0].goodput_bps / mean_tcp(&s)
+        );
+    }
+    println!("\n### Experiment 1, the default over seeds\n");
+    println!("| seed | 1 Mbit/s, 1 % | 1 Mbit/s, 4 % | 5 Mbit/s, 1 % | 5 Mbit/s, 4 % |");
+    println!("|---|---|---|---|---|");
+    for seed in 1..=5 {
+        let mut cells = Vec::new();
+        for (bw, p) in [(1u32, 0.01f64), (1, 0.04), (5, 0.01), (5, 0.04)] {
+            let text = with_transport(
+                &lossy
+                    .replace("seed = 1", &format!("seed = {seed}"))
+                    .replace("rate = \"1mbit\"", &format!("rate = \"{bw}mbit\""))
+                    .replace("p = 0.04", &format!("p = {p}")),
+                "cc = \"tfrc\", controller = \"adaptive\"",
+            );
+            let f = &run_text(&text).flows[0];
+            cells.push(format!(
+                "{:.3}",
+                f.goodput_bps / (f64::from(bw) * 1e6 * (1.0 - p))
+            ));
+        }
+        println!("| {seed} | {} |", cells.join(" | "));
     }
     println!("\n### Experiment 2\n");
     println!("| controller | stream | mean TCP | ratio | connections mean / max | bottleneck utilisation |");

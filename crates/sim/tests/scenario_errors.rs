@@ -364,7 +364,22 @@ fn multi_connection_keys_are_checked() {
     assert_refused(
         &transport("controller = \"magic\""),
         24,
-        &["flow[0].transport.controller", "\"magic\"", "multfrc"],
+        &["flow[0].transport.controller", "\"magic\"", "adaptive"],
+    );
+    assert_refused(
+        &transport("gamma = 20"),
+        24,
+        &["flow[0].transport.gamma", "[0, 10]"],
+    );
+    assert_refused(
+        &transport("queue_packets = -1"),
+        24,
+        &["flow[0].transport.queue_packets", "[0, 1000]"],
+    );
+    assert_refused(
+        &transport("startup = 1"),
+        24,
+        &["flow[0].transport.startup"],
     );
     assert_refused(
         &transport("policy = \"random\""),

@@ -512,6 +512,24 @@ impl LossIntervalHistory {
             )
     }
 
+    /// j, the mean number of packets lost per loss event, which the
+    /// MulTFRC equation takes beside p (draft-irtf-iccrg-multfrc): the lost
+    /// packets of the n newest loss events (the open interval's first),
+    /// weighted as the loss intervals are (RFC 5348 §5.4); the synthetic
+    /// interval, which has no loss event, is left out. `None` before the
+    /// first loss event.
+    pub fn mean_lost_packets(&self) -> Option<f64> {
+        let (sum, weight) = self
+            .intervals
+            .iter()
+            .filter(|i| i.kind != IntervalKind::Synthetic && i.lost_packets > 0)
+            .zip(&self.weights)
+            .fold((0.0, 0.0), |(sum, weight), (interval, w)| {
+                (sum + interval.lost_packets as f64 * w, weight + w)
+            });
+        (weight > 0.0).then(|| (sum / weight).max(1.0))
+    }
+
     /// The average loss interval I_mean (RFC 5348 §5.4, with §5.5 and
     /// RFC 4828 §3 when configured); `None` before the first loss event.
     pub fn average(&self, context: AverageContext) -> Option<f64> {

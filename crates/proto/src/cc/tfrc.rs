@@ -153,6 +153,9 @@ pub struct TfrcSender {
     /// n of the MulTFRC equation: 1 for RFC 5348's TFRC; another value
     /// makes X the rate of n TFRC flows (the aggregate controller).
     flows: f64,
+    /// j of the MulTFRC equation: packets lost per loss event, as the
+    /// receiver of the experimental MulTFRC CCID reports it; 1 until then.
+    losses_per_event: f64,
     /// p as last reported.
     p: f64,
     /// R, the smoothed RTT in seconds, once there is a sample.
@@ -204,6 +207,7 @@ impl TfrcSender {
             x: config.segment_size.max(1) as f64,
             x_equation: None,
             flows: 1.0,
+            losses_per_event: 1.0,
             p: 0.0,
             rtt: None,
             rtt_sample: None,
@@ -248,6 +252,22 @@ impl TfrcSender {
         } else {
             1.0
         };
+    }
+
+    /// Sets j, the packets lost per loss event, for the MulTFRC equation
+    /// (used when [`flows`](Self::flows) ≠ 1); clamped to [1, 1000], 1 for
+    /// a value that is not a number.
+    pub fn set_losses_per_event(&mut self, j: f64) {
+        self.losses_per_event = if j.is_nan() {
+            1.0
+        } else {
+            j.clamp(1.0, 1000.0)
+        };
+    }
+
+    /// j of [`set_losses_per_event`](Self::set_losses_per_event).
+    pub fn losses_per_event(&self) -> f64 {
+        self.losses_per_event
     }
 
     /// n of [`set_flows`](Self::set_flows).
@@ -389,8 +409,8 @@ impl TfrcSender {
             // RFC 5348 §4.3: "Calculate X_Bps using the TCP throughput
             // equation. X = max(min(X_Bps, recv_limit), s/t_mbi);"
             // With n ≠ 1 flows the MulTFRC n-flow equation replaces RFC
-            // 5348's (the aggregate of multi-connection streaming; one loss
-            // per loss event, j = 1).
+            // 5348's (the aggregate of multi-connection streaming), with j
+            // as the receiver reported it (1 until it does).
             let x_bps = if self.flows == 1.0 {
                 self.config.equation.rate(self.s(), secs(r), self.p)
             } else {
@@ -399,7 +419,7 @@ impl TfrcSender {
                     secs(r),
                     self.p,
                     self.flows,
-                    1.0,
+                    self.losses_per_event,
                 )
             };
             let x_bps = x_bps.map_or(self.min_rate(), |rate| rate.bytes_per_sec());

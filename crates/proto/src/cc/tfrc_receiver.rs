@@ -262,6 +262,13 @@ impl TfrcReceiver {
         self.history.intervals()
     }
 
+    /// j, the mean number of packets lost per loss event over the loss
+    /// history ([`LossIntervalHistory::mean_lost_packets`]); `None` before
+    /// the first loss event.
+    pub fn mean_lost_packets(&self) -> Option<f64> {
+        self.history.mean_lost_packets()
+    }
+
     /// The loss-interval history.
     pub fn loss_history(&self) -> &LossIntervalHistory {
         &self.history

@@ -166,6 +166,9 @@ impl SenderCcid {
                 let delay = options
                     .elapsed_time()
                     .map_or(Duration::ZERO, ElapsedTime::to_duration);
+                if let Some(j) = decode_losses_per_event(options) {
+                    sender.set_losses_per_event(j);
+                }
                 let feedback = TfrcFeedback {
                     echoed_send_time: record.at,
                     receiver_delay: delay,
@@ -289,6 +292,9 @@ pub(crate) enum ReceiverCcid {
         mapper: DataSeqMapper,
         /// The greatest sequence number received and when (for Elapsed Time).
         newest: Option<(u64, Instant)>,
+        /// The experimental MulTFRC CCID 248: the feedback also carries j,
+        /// the losses per loss event.
+        multfrc: bool,
     },
     /// CCID 2.
     Ccid2 {
@@ -318,6 +324,7 @@ impl ReceiverCcid {
                 receiver: Box::new(TfrcReceiver::new(config.tfrc_receiver_config(ccid), now)),
                 mapper: DataSeqMapper::new(memory),
                 newest: None,
+                multfrc: ccid == Ccid::MulTfrcExperimental,
             }
         } else {
             ReceiverCcid::Ccid2 {
@@ -348,6 +355,7 @@ impl ReceiverCcid {
                 receiver,
                 mapper,
                 newest,
+                ..
             } => {
                 if newest.is_none_or(|(s, _)| seq > s) {
                     *newest = Some((seq, now));
@@ -412,7 +420,10 @@ impl ReceiverCcid {
     pub(crate) fn poll_feedback(&mut self, now: Instant) -> Option<Vec<DccpOption>> {
         match self {
             ReceiverCcid::Tfrc {
-                receiver, newest, ..
+                receiver,
+                newest,
+                multfrc,
+                ..
             } => {
                 let feedback = receiver.poll_feedback(now)?;
                 let mut options = Vec::with_capacity(4);
@@ -445,6 +456,14 @@ impl ReceiverCcid {
                         skip_length: 0,
                         intervals,
                     }));
+                }
+                if *multfrc {
+                    // The MulTFRC receiver reports j beside p
+                    // (draft-irtf-iccrg-multfrc); CCID 248 carries it in
+                    // its option 196, in thousandths of a packet.
+                    if let Some(j) = receiver.mean_lost_packets() {
+                        options.push(encode_losses_per_event(j));
+                    }
                 }
                 Some(options)
             }
@@ -527,4 +546,56 @@ impl ReceiverCcid {
 
 fn clamp_u32(value: u64, max: u32) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX).min(max)
+}
+
+/// Option 196 of the experimental MulTFRC CCID: j in thousandths of a
+/// packet, four bytes.
+fn encode_losses_per_event(j: f64) -> DccpOption {
+    // `as` from f64 saturates; j is finite and at least one.
+    let milli = (j * 1000.0).round() as u32;
+    DccpOption::Unknown {
+        kind: crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT,
+        data: milli.to_be_bytes().to_vec(),
+    }
+}
+
+/// j from option 196 of the experimental MulTFRC CCID, if present and well
+/// formed (four bytes, at least one packet).
+fn decode_losses_per_event(options: &crate::wire::options::Options) -> Option<f64> {
+    options.iter().find_map(|o| match o {
+        DccpOption::Unknown { kind, data }
+            if *kind == crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT =>
+        {
+            let bytes: [u8; 4] = data.as_slice().try_into().ok()?;
+            let j = f64::from(u32::from_be_bytes(bytes)) / 1000.0;
+            (j >= 1.0).then_some(j)
+        }
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod losses_per_event_tests {
+    use super::*;
+    use crate::wire::options::Options;
+
+    /// Option 196 of the experimental MulTFRC CCID carries j in thousandths
+    /// of a packet; a malformed or sub-one value is not used.
+    #[test]
+    fn losses_per_event_option_round_trips() {
+        let mut options = Options::new();
+        options.push(encode_losses_per_event(2.345)).unwrap();
+        let parsed = Options::parse(&options.to_bytes()).unwrap();
+        assert_eq!(decode_losses_per_event(&parsed), Some(2.345));
+        let mut bad = Options::new();
+        bad.push(DccpOption::Unknown {
+            kind: crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT,
+            data: vec![0, 0, 1],
+        })
+        .unwrap();
+        assert_eq!(decode_losses_per_event(&bad), None);
+        let mut small = Options::new();
+        small.push(encode_losses_per_event(0.5)).unwrap();
+        assert_eq!(decode_losses_per_event(&small), None);
+    }
 }

@@ -27,7 +27,8 @@ pub enum SplitPolicy {
 pub struct SessionConfig {
     /// Every connection's configuration.
     pub connection: ConnectionConfig,
-    /// How many connections.
+    /// How many connections. Default: the default controller
+    /// ([`ConnectionCountConfig::default`], adaptive).
     pub count: ConnectionCountConfig,
     /// How datagrams are split.
     pub policy: SplitPolicy,
@@ -55,7 +56,7 @@ impl Default for SessionConfig {
     fn default() -> Self {
         SessionConfig {
             connection: ConnectionConfig::default(),
-            count: ConnectionCountConfig::Fixed(1),
+            count: ConnectionCountConfig::default(),
             policy: SplitPolicy::Earliest,
             start_offset: Duration::from_millis(500),
             local_port: 40_000,
@@ -301,7 +302,22 @@ impl SenderSession {
             return;
         }
         let mean = rtts.iter().sum::<Duration>() / rtts.len() as u32;
-        self.counter.on_rtt_sample(now, mean);
+        // The session's receive rate: the sum of the rates its connections'
+        // receivers last reported (X_recv, RFC 5348 §6.2).
+        let receive_rate: f64 = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter_map(|c| self.endpoint.connection(c.id))
+            .filter_map(|c| c.tfrc_sender())
+            .map(|s| s.receive_rate().bytes_per_sec())
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .sum();
+        let s = self.config.connection.tfrc.segment_size.max(1) as f64;
+        let packet_time = (receive_rate > 0.0)
+            .then(|| Duration::try_from_secs_f64(s / receive_rate).ok())
+            .flatten();
+        self.counter.on_report(now, mean, packet_time);
         if matches!(self.config.count, ConnectionCountConfig::Aggregate(_)) {
             // The aggregate: one connection at the MulTFRC rate of n flows.
             let n = self.counter.n();

@@ -96,6 +96,11 @@ pub mod kind {
     pub const RECEIVE_RATE: u8 = 194;
     /// CCID 4 Dropped Packets.
     pub const DROPPED_PACKETS: u8 = 195;
+    /// fairstream's experimental MulTFRC CCID (248) only: Losses per Loss
+    /// Event, the receiver's j for the MulTFRC equation
+    /// (draft-irtf-iccrg-multfrc), four bytes, j in thousandths of a packet.
+    /// Under other CCIDs type 196 means nothing and is not sent.
+    pub const MULTFRC_LOSSES_PER_EVENT: u8 = 196;
 }
 
 /// The most option bytes a header can carry: a Data Offset of 255 words (1020

@@ -103,6 +103,11 @@ impl SessionEnds {
                 rtt_min_lifetime: lifetime,
                 ..MultiConfig::MULTFRC
             }),
+            Controller::Adaptive => ConnectionCountConfig::Multfrc(MultiConfig {
+                initial,
+                rtt_min_lifetime: lifetime,
+                ..MultiConfig::ADAPTIVE
+            }),
             Controller::EMultfrc => ConnectionCountConfig::EMultfrc(MultiConfig {
                 initial,
                 rtt_min_lifetime: lifetime,
@@ -113,6 +118,24 @@ impl SessionEnds {
                 rtt_min_lifetime: lifetime,
                 ..MultiConfig::MULTFRC
             }),
+        };
+        // The scenario's overrides of the preset's parameters.
+        let tune = |mut c: MultiConfig| {
+            c.gamma = multi.gamma.unwrap_or(c.gamma);
+            c.queue_packets = multi.queue_packets.unwrap_or(c.queue_packets);
+            c.startup = multi.startup.unwrap_or(c.startup);
+            // The packet-time allowance is capped at one rtt_min, as in the
+            // adaptive preset, whenever a k is given.
+            if c.queue_packets > 0.0 && c.gamma_max == 0.0 {
+                c.gamma_max = MultiConfig::ADAPTIVE.gamma_max;
+            }
+            c
+        };
+        let count = match count {
+            ConnectionCountConfig::Multfrc(c) => ConnectionCountConfig::Multfrc(tune(c)),
+            ConnectionCountConfig::EMultfrc(c) => ConnectionCountConfig::EMultfrc(tune(c)),
+            ConnectionCountConfig::Aggregate(c) => ConnectionCountConfig::Aggregate(tune(c)),
+            fixed @ ConnectionCountConfig::Fixed(_) => fixed,
         };
         let config = SessionConfig {
             connection,

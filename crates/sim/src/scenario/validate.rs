@@ -803,12 +803,16 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         "policy",
         "start_offset",
         "rtt_min_lifetime",
+        "gamma",
+        "queue_packets",
+        "startup",
     ]
     .iter()
     .any(|k| fields.optional(k).is_some());
     if !present {
         return Ok(None);
     }
+    let conns_given = fields.optional("conns").is_some();
     let conns = match fields.number("conns")? {
         None => 1,
         Some(n) if (1.0..=64.0).contains(&n) && n.fract() == 0.0 => n as u32,
@@ -820,7 +824,13 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         }
     };
     let controller = match fields.string("controller")? {
-        None | Some("fixed") => Controller::Fixed,
+        // An explicit count without a controller is that fixed count; a
+        // multi-connection flow with neither gets the default controller
+        // (docs/results/multiconn.md says why it is the default).
+        None if conns_given => Controller::Fixed,
+        None => Controller::Adaptive,
+        Some("fixed") => Controller::Fixed,
+        Some("adaptive") => Controller::Adaptive,
         Some("multfrc") => Controller::Multfrc,
         Some("e-multfrc") => Controller::EMultfrc,
         Some("aggregate") => Controller::Aggregate,
@@ -828,7 +838,7 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
             return Err(fields.error(
                 "controller",
                 format!(
-                    "unknown controller \"{other}\" (expected \"fixed\", \"multfrc\", \"e-multfrc\" or \"aggregate\")"
+                    "unknown controller \"{other}\" (expected \"fixed\", \"adaptive\", \"multfrc\", \"e-multfrc\" or \"aggregate\")"
                 ),
             ))
         }
@@ -855,11 +865,27 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         }
     };
     let rtt_min_lifetime = fields.optional_duration("rtt_min_lifetime")?;
+    let gamma = match fields.number("gamma")? {
+        Some(g) if !(0.0..=10.0).contains(&g) => {
+            return Err(fields.error("gamma", format!("{g} is outside [0, 10]")))
+        }
+        other => other,
+    };
+    let queue_packets = match fields.number("queue_packets")? {
+        Some(k) if !(0.0..=1000.0).contains(&k) => {
+            return Err(fields.error("queue_packets", format!("{k} is outside [0, 1000]")))
+        }
+        other => other,
+    };
+    let startup = fields.boolean("startup")?;
     Ok(Some(MultiConnection {
         conns,
         controller,
         policy,
         start_offset,
         rtt_min_lifetime,
+        gamma,
+        queue_packets,
+        startup,
     }))
 }

@@ -352,3 +352,23 @@ fn cancelling_the_first_event_empties_the_history() {
     assert!(history.is_empty());
     assert_eq!(history.loss_event_rate(plain(0)), 0.0);
 }
+
+/// MulTFRC's j: the lost packets per loss event, weighted as the intervals
+/// are; the synthetic interval has no loss event and is left out.
+#[test]
+fn mean_lost_packets_per_loss_event() {
+    let mut history = LossIntervalHistory::new(DEFAULT_LOSS_INTERVALS, false);
+    assert_eq!(history.mean_lost_packets(), None);
+    history.start_first_event(event(100, 0, 3), 40.0, 102);
+    history.add_losses_to_open_event(2, 110);
+    assert_eq!(history.mean_lost_packets(), Some(5.0));
+    history.start_event(event(150, 1_000, 1), 160);
+    assert_eq!(history.mean_lost_packets(), Some(3.0));
+    // Nine more single-loss events: the eight newest (weights 1, 1, 1, 1,
+    // 0.8, 0.6, 0.4, 0.2) are all single losses.
+    for i in 0..9 {
+        let seq = 200 + 50 * i;
+        history.start_event(event(seq, 2_000 + 1_000 * i, 1), seq);
+    }
+    assert_eq!(history.mean_lost_packets(), Some(1.0));
+}

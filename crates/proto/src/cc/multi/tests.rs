@@ -185,6 +185,82 @@ fn bad_parameters_are_named() {
     }
 }
 
+#[test]
+fn adaptive_starts_up_then_follows_iiad() {
+    let mut c = ConnectionCountConfig::Multfrc(MultiConfig {
+        m: 1,
+        ..MultiConfig::ADAPTIVE
+    })
+    .build()
+    .unwrap();
+    let mut now = Instant::ZERO;
+    // Start-up: +α = 1 per decision while no decision found congestion.
+    feed(&mut c, &mut now, ms(100), 4, 1);
+    assert_eq!(c.n(), 5.0);
+    // 100 ms over a 100 ms rtt_min, no packet time known: γ·rtt_min = 10 ms.
+    let d = feed(&mut c, &mut now, ms(200), 1, 1);
+    assert!(d[0].congested);
+    assert_eq!(d[0].threshold, ms(10));
+    assert_eq!(c.n(), 4.0);
+    // After the first congestion: the papers' α/n.
+    feed(&mut c, &mut now, ms(100), 1, 1);
+    assert!((c.n() - 4.25).abs() < 1e-12);
+}
+
+#[test]
+fn the_threshold_is_k_packet_times_at_the_highest_receive_rate() {
+    let config = MultiConfig {
+        m: 2,
+        initial: 4.0,
+        ..MultiConfig::ADAPTIVE
+    };
+    let mut c = ConnectionCountConfig::Multfrc(config).build().unwrap();
+    let mut now = Instant::ZERO;
+    let mut report = |c: &mut ConnectionCounter, rtt: u64, packet: u64| {
+        let mut last = None;
+        for _ in 0..2 {
+            now += ms(100);
+            last = c.on_report(now, ms(rtt), Some(ms(packet)));
+        }
+        last.unwrap()
+    };
+    // 10 ms packets (about 1.2 Mbit/s): 9 × 10 = 90 ms are tolerated, not
+    // γ · rtt_min = 10 ms.
+    report(&mut c, 100, 10);
+    let d = report(&mut c, 185, 10);
+    assert_eq!(d.threshold, ms(90));
+    assert!(!d.congested);
+    // A lower receive rate later (20 ms packets) does not raise it: the
+    // highest rate seen counts.
+    let d = report(&mut c, 185, 20);
+    assert_eq!(d.threshold, ms(90));
+    // Capped at γ_max · rtt_min = 100 ms.
+    let mut c = ConnectionCountConfig::Multfrc(config).build().unwrap();
+    report(&mut c, 100, 50);
+    let d = report(&mut c, 150, 50);
+    assert_eq!(d.threshold, ms(100));
+    // The papers' rule ignores the packet time.
+    let mut paper = ConnectionCountConfig::Multfrc(MultiConfig {
+        m: 2,
+        ..MultiConfig::MULTFRC
+    })
+    .build()
+    .unwrap();
+    report(&mut paper, 100, 10);
+    let d = report(&mut paper, 185, 10);
+    assert_eq!(d.threshold, ms(20));
+    assert!(d.congested);
+}
+
+#[test]
+fn the_default_controller_is_adaptive() {
+    assert_eq!(
+        ConnectionCountConfig::default(),
+        ConnectionCountConfig::Multfrc(MultiConfig::ADAPTIVE)
+    );
+    assert!(ConnectionCountConfig::default().build().is_ok());
+}
+
 fn any_controller() -> impl Strategy<Value = ConnectionCountConfig> {
     (
         0usize..3,
@@ -193,33 +269,42 @@ fn any_controller() -> impl Strategy<Value = ConnectionCountConfig> {
         0.0f64..0.5,
         1usize..5,
         1.0f64..10.0,
+        (0.0f64..16.0, 0.0f64..2.0, any::<bool>()),
     )
-        .prop_map(|(kind, alpha, beta, gamma, m, initial)| {
-            let c = MultiConfig {
-                alpha,
-                beta,
-                gamma,
-                m,
-                initial,
-                max: 16.0,
-                rtt_min_lifetime: Some(Duration::from_secs(5)),
-            };
-            match kind {
-                0 => ConnectionCountConfig::Multfrc(c),
-                1 => ConnectionCountConfig::EMultfrc(c),
-                _ => ConnectionCountConfig::Aggregate(c),
-            }
-        })
+        .prop_map(
+            |(kind, alpha, beta, gamma, m, initial, (k, gamma_max, startup))| {
+                let c = MultiConfig {
+                    alpha,
+                    beta,
+                    gamma,
+                    m,
+                    initial,
+                    max: 16.0,
+                    rtt_min_lifetime: Some(Duration::from_secs(5)),
+                    queue_packets: k,
+                    gamma_max,
+                    startup,
+                };
+                match kind {
+                    0 => ConnectionCountConfig::Multfrc(c),
+                    1 => ConnectionCountConfig::EMultfrc(c),
+                    _ => ConnectionCountConfig::Aggregate(c),
+                }
+            },
+        )
 }
 
 proptest! {
-    /// Under any sequence of RTT samples: n stays in [1, max], a step up is
-    /// α/n, a step down is β (MULTFRC) or to βn + α/n (E-MULTFRC), and a
-    /// decrease happens exactly when the queueing delay exceeds γ·rtt_min.
+    /// Under any sequence of RTT samples and packet times: n stays in
+    /// [1, max], a step up is α/n (α during a start-up, until the first
+    /// congested decision), a step down is β (MULTFRC) or to βn + α/n
+    /// (E-MULTFRC), and a decrease happens exactly when the queueing delay
+    /// exceeds the threshold, which is γ·rtt_min, or k times the shortest
+    /// packet time seen when that is more, capped at γ_max·rtt_min.
     #[test]
     fn steps_are_bounded_and_have_the_iiad_shape(
         config in any_controller(),
-        rtts in proptest::collection::vec(1u64..500, 1..300),
+        rtts in proptest::collection::vec((1u64..500, 1u64..50), 1..300),
     ) {
         let mut counter = config.build().unwrap();
         let params = match config {
@@ -227,16 +312,32 @@ proptest! {
             ConnectionCountConfig::Fixed(_) => unreachable!(),
         };
         let mut now = Instant::ZERO;
-        for rtt in rtts {
+        let mut congestion_seen = false;
+        let mut shortest_packet: Option<f64> = None;
+        let mut window_packets = Vec::new();
+        for (rtt, packet) in rtts {
             now += ms(rtt);
             let before = counter.n();
-            if let Some(d) = counter.on_rtt_sample(now, ms(rtt)) {
+            window_packets.push(ms(packet).as_secs_f64());
+            if let Some(d) = counter.on_report(now, ms(rtt), Some(ms(packet))) {
+                let mean = window_packets.iter().sum::<f64>() / window_packets.len() as f64;
+                window_packets.clear();
+                let shortest = shortest_packet.map_or(mean, |s| s.min(mean));
+                shortest_packet = Some(shortest);
                 prop_assert!(d.n >= 1.0 && d.n <= params.max);
+                let rtt_min = d.rtt_min.as_secs_f64();
+                let threshold = (params.gamma * rtt_min)
+                    .max((params.queue_packets * shortest).min(params.gamma_max * rtt_min));
+                prop_assert!((d.threshold.as_secs_f64() - threshold).abs() < 1e-6);
+                prop_assert!(d.threshold.as_secs_f64() >= params.gamma * rtt_min - 1e-9);
                 let queueing = d.ave_rtt.saturating_sub(d.rtt_min).as_secs_f64();
-                prop_assert_eq!(d.congested, queueing > params.gamma * d.rtt_min.as_secs_f64());
+                prop_assert_eq!(d.congested, queueing > threshold);
+                let starting = params.startup && !congestion_seen && !d.congested;
+                congestion_seen |= d.congested;
                 let expected = match (config, d.congested) {
                     (ConnectionCountConfig::EMultfrc(_), true) => params.beta * before + params.alpha / before,
                     (_, true) => before - params.beta,
+                    (_, false) if starting => before + params.alpha,
                     (_, false) => before + params.alpha / before,
                 };
                 prop_assert!((d.n - expected.clamp(1.0, params.max)).abs() < 1e-9);
