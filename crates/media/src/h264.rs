@@ -13,6 +13,7 @@
 //! is an error ([`H264Error::NotAnnexB`]).
 
 mod bits;
+pub mod incremental;
 
 use std::collections::BTreeMap;
 use std::ops::Range;

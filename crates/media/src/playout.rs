@@ -28,6 +28,24 @@ pub enum StartupDelay {
     Auto,
 }
 
+/// Whether a live sender should drop a frame rather than send it at `now`:
+/// P and B frames as soon as they would arrive after their `deadline`
+/// (`one_way` is the sender's estimate of the path's one-way delay), I
+/// frames only once the deadline itself has passed, since every later
+/// frame of their GOP needs them ("I frames last").
+pub fn live_frame_is_late(
+    frame_type: crate::h264::FrameType,
+    now: fairstream_proto::time::Instant,
+    one_way: std::time::Duration,
+    deadline: fairstream_proto::time::Instant,
+) -> bool {
+    if frame_type == crate::h264::FrameType::I {
+        now > deadline
+    } else {
+        now + one_way > deadline
+    }
+}
+
 /// One packet of a frame: when it was sent and when (if) it arrived,
 /// seconds on one clock.
 #[derive(Clone, Copy, Debug, PartialEq)]

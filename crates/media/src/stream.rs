@@ -23,6 +23,9 @@ use crate::playout::{play_out, FrameArrivals, PacketArrival, PlayoutReport, Star
 use crate::quality::{compare, summarise, FrameQuality, QualitySummary};
 use crate::yuv::Frame;
 
+mod packetizer;
+pub use packetizer::{rtp_timestamp, FramePacketizer};
+
 /// The RTP payload type used for H.264 (dynamic range).
 pub const PAYLOAD_TYPE: u8 = 96;
 /// The RTP clock rate of video (RFC 6184 §8.2.1: 90 kHz).
