@@ -1,0 +1,209 @@
+//! RTP/H.264 packets (in session order) back into access units, with the
+//! losses the receiver can see: sequence gaps inside a frame (a damaged
+//! frame, counted by its type when a slice header survived) and whole
+//! frames missing between two RTP timestamps (type unknown).
+
+use fairstream_media::h264::incremental::ParameterSets;
+use fairstream_media::h264::FrameType;
+use fairstream_media::stream::{CLOCK_RATE, PAYLOAD_TYPE};
+use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfig};
+use fairstream_proto::wire::rtp::RtpRepr;
+use serde::Serialize;
+
+/// The most bytes one access unit may gather (a peer cannot grow it more).
+const MAX_ACCESS_UNIT_BYTES: usize = 16 << 20;
+
+/// Frames lost, by type, as far as the receiver can tell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LostByType {
+    /// Damaged I frames.
+    #[serde(rename = "I")]
+    pub i: u64,
+    /// Damaged P frames.
+    #[serde(rename = "P")]
+    pub p: u64,
+    /// Damaged B frames.
+    #[serde(rename = "B")]
+    pub b: u64,
+    /// Frames missing whole, or damaged without a readable slice header.
+    pub unknown: u64,
+}
+
+/// A completed access unit.
+#[derive(Debug)]
+pub(super) struct Completed {
+    /// Its RTP timestamp, extended past wrap-around.
+    pub(super) timestamp: i64,
+    /// Its NAL units.
+    pub(super) nal_units: Vec<Vec<u8>>,
+}
+
+/// Collects NAL units into access units.
+#[derive(Debug)]
+pub(super) struct Assembler {
+    depacketizer: Depacketizer,
+    current: Option<(i64, Vec<Vec<u8>>, bool, usize)>,
+    last_timestamp: Option<u32>,
+    extended: i64,
+    previous_completed: Option<i64>,
+    /// The smallest positive step between two frames' timestamps.
+    frame_step: Option<i64>,
+    parameter_sets: ParameterSets,
+    /// Frames lost by type.
+    pub(super) lost: LostByType,
+    /// Frames whole and complete.
+    pub(super) frames_complete: u64,
+    /// Frames with some packets lost.
+    pub(super) frames_damaged: u64,
+    /// RTP packets that were not H.264 of this stream.
+    pub(super) foreign_packets: u64,
+}
+
+impl Default for Assembler {
+    fn default() -> Self {
+        Assembler::new()
+    }
+}
+
+impl Assembler {
+    /// An empty assembler.
+    pub(super) fn new() -> Assembler {
+        Assembler {
+            depacketizer: Depacketizer::new(DepacketizerConfig::default()),
+            current: None,
+            last_timestamp: None,
+            extended: 0,
+            previous_completed: None,
+            frame_step: None,
+            parameter_sets: ParameterSets::default(),
+            lost: LostByType::default(),
+            frames_complete: 0,
+            frames_damaged: 0,
+            foreign_packets: 0,
+        }
+    }
+
+    /// The parameter sets seen.
+    pub(super) fn parameter_sets(&self) -> &ParameterSets {
+        &self.parameter_sets
+    }
+
+    /// The frame interval seen, seconds.
+    pub(super) fn frame_interval_s(&self) -> Option<f64> {
+        self.frame_step.map(|s| s as f64 / CLOCK_RATE)
+    }
+
+    /// Missing packets the depacketizer saw.
+    pub(super) fn missing_packets(&self) -> u64 {
+        self.depacketizer.stats().missing_packets
+    }
+
+    /// Takes one RTP packet; returns the access units it completed.
+    pub(super) fn push(&mut self, packet: &[u8]) -> Vec<Completed> {
+        let mut done = Vec::new();
+        let Ok(rtp) = RtpRepr::parse_bytes(packet) else {
+            self.foreign_packets += 1;
+            return done;
+        };
+        if rtp.payload_type != PAYLOAD_TYPE {
+            self.foreign_packets += 1;
+            return done;
+        }
+        let timestamp = self.extend(rtp.timestamp);
+        if self.current.as_ref().is_some_and(|c| c.0 != timestamp) {
+            // A new frame began before the last one's marker: it lost its end.
+            if let Some(c) = self.current.as_mut() {
+                c.2 = true;
+            }
+            done.extend(self.complete());
+        }
+        let current = self
+            .current
+            .get_or_insert_with(|| (timestamp, Vec::new(), false, 0));
+        let mut ended = false;
+        let _ = self.depacketizer.push(
+            rtp.sequence_number,
+            rtp.marker,
+            rtp.payload,
+            |out| match out {
+                Depacketized::Nal {
+                    data,
+                    end_of_access_unit,
+                } => {
+                    if current.3 + data.len() <= MAX_ACCESS_UNIT_BYTES {
+                        current.3 += data.len();
+                        current.1.push(data.to_vec());
+                    } else {
+                        current.2 = true;
+                    }
+                    ended |= end_of_access_unit;
+                }
+                Depacketized::Gap { .. } | Depacketized::Discarded { .. } => current.2 = true,
+            },
+        );
+        if rtp.marker || ended {
+            done.extend(self.complete());
+        }
+        done
+    }
+
+    /// The end of the stream: the access unit in progress, if any.
+    pub(super) fn finish(&mut self) -> Vec<Completed> {
+        let mut done = Vec::new();
+        let mut tail = Vec::new();
+        self.depacketizer.finish(|out| {
+            if let Depacketized::Nal { data, .. } = out {
+                tail.push(data.to_vec());
+            }
+        });
+        if let Some(current) = self.current.as_mut() {
+            current.1.extend(tail);
+            current.2 = true;
+        }
+        done.extend(self.complete());
+        done
+    }
+
+    fn extend(&mut self, timestamp: u32) -> i64 {
+        if let Some(last) = self.last_timestamp {
+            self.extended += i64::from(timestamp.wrapping_sub(last) as i32);
+        }
+        self.last_timestamp = Some(timestamp);
+        self.extended
+    }
+
+    fn complete(&mut self) -> Option<Completed> {
+        let (timestamp, nal_units, damaged, _) = self.current.take()?;
+        if let Some(previous) = self.previous_completed {
+            let step = timestamp - previous;
+            if step > 0 {
+                if let Some(known) = self.frame_step {
+                    // Whole frames missing between the two.
+                    let frames = (step as f64 / known as f64).round() as i64;
+                    if frames > 1 {
+                        self.lost.unknown += (frames - 1) as u64;
+                    }
+                }
+                self.frame_step = Some(self.frame_step.map_or(step, |s| s.min(step)));
+            }
+        }
+        self.previous_completed = Some(timestamp);
+        let slices: Vec<&[u8]> = nal_units.iter().map(Vec::as_slice).collect();
+        let kind = self.parameter_sets.classify(&slices);
+        if damaged {
+            self.frames_damaged += 1;
+            match kind.map(|k| k.0) {
+                Some(FrameType::I) => self.lost.i += 1,
+                Some(FrameType::P) => self.lost.p += 1,
+                Some(FrameType::B) => self.lost.b += 1,
+                None => self.lost.unknown += 1,
+            }
+        } else {
+            self.frames_complete += 1;
+        }
+        Some(Completed {
+            timestamp,
+            nal_units,
+        })
+    }
+}
