@@ -25,6 +25,11 @@ const CHANNEL_DATAGRAMS: usize = 4096;
 const MAX_DATAGRAM: usize = 65_536;
 /// How long the reader blocks before checking whether it should stop.
 const READER_POLL: Duration = Duration::from_millis(50);
+/// The socket buffers asked for (the kernel may cap them, on Linux at
+/// `net.core.rmem_max` and `wmem_max`): a burst at a high allowed rate
+/// must not overflow a default buffer of about 200 kB while the reader
+/// thread waits for a core.
+const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 /// The last stretch before a deadline is spun (yielding) rather than slept:
 /// a timed wait can wake this much late.
 const SPIN: Duration = Duration::from_micros(300);
@@ -52,6 +57,10 @@ impl UdpLink {
     /// Starts reading `socket`.
     pub fn new(socket: UdpSocket) -> io::Result<UdpLink> {
         socket.set_read_timeout(Some(READER_POLL))?;
+        // Best effort: a smaller buffer only costs packets under load.
+        let sock = socket2::SockRef::from(&socket);
+        let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+        let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
         let socket = Arc::new(socket);
         let (tx, incoming) = sync_channel(CHANNEL_DATAGRAMS);
         let stop = Arc::new(AtomicBool::new(false));

@@ -12,6 +12,7 @@ mod assembler;
 mod output;
 mod player;
 
+use std::collections::BTreeSet;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairstream_media::stream::CLOCK_RATE;
-use fairstream_proto::conn::{Ccid, ConnectionConfig, State};
+use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, State};
 use fairstream_proto::session::{ReceiverSession, ReorderConfig};
 use fairstream_proto::time::Instant;
 use serde::Serialize;
@@ -41,6 +42,8 @@ const MAX_SLEEP: Duration = Duration::from_millis(20);
 /// After the last connection closed, the reorder buffer is given this
 /// long to release what it holds.
 const DRAIN: Duration = Duration::from_millis(200);
+/// The most established connections remembered (to see the sender close).
+const MAX_ESTABLISHED: usize = 1024;
 
 /// What [`Receiver`] does.
 #[derive(Clone, Debug)]
@@ -254,6 +257,7 @@ impl Receiver {
             last_heard: None,
             buf: Vec::with_capacity(2048),
             accepted: 0,
+            established: BTreeSet::new(),
         }
         .run(stop)
     }
@@ -279,6 +283,7 @@ struct RecvRun {
     last_heard: Option<Instant>,
     buf: Vec<u8>,
     accepted: u64,
+    established: BTreeSet<ConnectionId>,
 }
 
 impl RecvRun {
@@ -343,13 +348,15 @@ impl RecvRun {
         {
             return Some("idle");
         }
-        // The sender closed: every connection it opened has left OPEN.
+        // The sender closed: every connection that was established has
+        // left OPEN (half-open ones, such as forged Requests, do not count).
         let endpoint = self.session.endpoint();
-        let open = endpoint
-            .connection_ids()
-            .filter_map(|id| endpoint.connection(id))
-            .any(|c| c.state() < State::CloseReq);
-        (self.accepted > 0 && !open).then_some("closed")
+        let open = self.established.iter().any(|id| {
+            endpoint
+                .connection(*id)
+                .is_some_and(|c| c.state() < State::CloseReq)
+        });
+        (!self.established.is_empty() && !open).then_some("closed")
     }
 
     fn datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
@@ -369,6 +376,7 @@ impl RecvRun {
         if self.peer == Some(from) {
             self.last_heard = Some(now);
         }
+        self.observe();
     }
 
     fn transmit(&mut self, now: Instant) {
@@ -415,9 +423,19 @@ impl RecvRun {
         Ok(())
     }
 
-    /// Keeps the bounds the hostile-input tests check.
+    /// Keeps the bounds the hostile-input tests check, and the
+    /// connections that were established.
     fn observe(&mut self) {
         let endpoint = self.session.endpoint();
+        for id in endpoint.connection_ids() {
+            if endpoint
+                .connection(id)
+                .is_some_and(|c| c.state() == State::Open)
+                && self.established.len() < MAX_ESTABLISHED
+            {
+                self.established.insert(id);
+            }
+        }
         self.report.connections_max = self.report.connections_max.max(endpoint.len());
         let tables: usize = endpoint
             .connection_ids()

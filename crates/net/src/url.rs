@@ -14,6 +14,8 @@
 //! | `rtt_min_lifetime` | a duration; absent: the all-time minimum (paper 001) | absent |
 //! | `max_packet` | bytes of a DCCP packet, 200..=65000 | 1400 |
 //!
+//! Port 0 in a listening URL binds any free port.
+//!
 //! A listening URL (`dccp://:9000`, `dccp://0.0.0.0:9000`) takes only `cc`
 //! (the one CCID it accepts) and `max_packet`.
 
@@ -203,7 +205,9 @@ impl FromStr for DccpUrl {
             authority.rsplit_once(':').unwrap_or((authority, ""))
         };
         let port = match port.parse::<u16>() {
-            Ok(p) if p > 0 => p,
+            // Port 0 binds any free port (a listener in tests); sending
+            // to it is refused in `target`.
+            Ok(p) => p,
             _ => {
                 return Err(UrlError::Port {
                     url: text.to_owned(),
@@ -308,6 +312,16 @@ impl DccpUrl {
 
     /// The address to send to (the host must be given).
     pub fn target(&self) -> Result<SocketAddr, UrlError> {
+        if self.port == 0 {
+            return Err(UrlError::Port {
+                url: self.text.clone(),
+                port: "0".into(),
+            });
+        }
+        self.resolve()
+    }
+
+    fn resolve(&self) -> Result<SocketAddr, UrlError> {
         let host = self
             .host
             .as_deref()
@@ -346,7 +360,7 @@ impl DccpUrl {
         }
         match &self.host {
             None => Ok(SocketAddr::from(([0, 0, 0, 0], self.port))),
-            Some(_) => self.target(),
+            Some(_) => self.resolve(),
         }
     }
 
@@ -376,6 +390,10 @@ mod tests {
         assert_eq!(t.start_offset, Duration::from_millis(250));
         assert_eq!(t.max_packet, 1000);
         assert_eq!(url.target().unwrap().port(), 9000);
+        let any: DccpUrl = "dccp://127.0.0.1:0".parse().unwrap();
+        assert_eq!(any.listen_address().unwrap().port(), 0);
+        let error = any.target().unwrap_err().to_string();
+        assert!(error.contains("bad port `0`"), "{error}");
     }
 
     #[test]
@@ -397,7 +415,6 @@ mod tests {
         let cases = [
             ("http://x:1", "not a dccp:// URL"),
             ("dccp://host", "bad port ``"),
-            ("dccp://host:0", "bad port `0`"),
             ("dccp://host:99999", "bad port `99999`"),
             ("dccp://host:9?cc=tcp", "bad value `tcp` for `cc`"),
             ("dccp://host:9?conns=0", "bad value `0` for `conns`"),
