@@ -2,7 +2,7 @@
 //! socket, a file read in chunks), and the frame type of an access unit
 //! taken on its own.
 //!
-//! [`parse_stream`](super::parse_stream) needs the sequence and picture
+//! [`parse_stream`] needs the sequence and picture
 //! parameter sets to read a slice header, and it sees where an access unit
 //! ends only when the next one begins (§7.4.1.2.3). The splitter therefore
 //! keeps the parameter sets it has seen and puts them in front of the bytes
