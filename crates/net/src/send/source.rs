@@ -17,7 +17,8 @@ use super::SendError;
 const READ_AHEAD_FRAMES: usize = 64;
 /// Bytes read at a time.
 const CHUNK_BYTES: usize = 64 * 1024;
-/// The encoder's bitrate is kept within this range, bits/s.
+/// The encoder's bitrate is kept within this range, bits/s (and at most
+/// one bit per pixel and frame).
 pub const ENCODER_MIN_BPS: u32 = 50_000;
 /// See [`ENCODER_MIN_BPS`].
 pub const ENCODER_MAX_BPS: u32 = 8_000_000;
@@ -68,6 +69,9 @@ pub(super) enum Source {
 /// The generator and its encoder.
 #[derive(Debug)]
 pub(super) struct GeneratedSource {
+    /// The encoder's ceiling: one bit per pixel and frame, at most
+    /// [`ENCODER_MAX_BPS`].
+    max_bps: f64,
     generator: Generator,
     encoder: Encoder,
     next: u64,
@@ -113,7 +117,10 @@ impl Source {
                     source_name: "generated".into(),
                     reason: e.to_string(),
                 })?;
+                let pixels_per_second = f64::from(*width) * f64::from(*height) * fps;
                 Ok(Source::Generated(Box::new(GeneratedSource {
+                    max_bps: pixels_per_second
+                        .clamp(f64::from(ENCODER_MIN_BPS), f64::from(ENCODER_MAX_BPS)),
                     generator,
                     encoder,
                     next: 0,
@@ -145,8 +152,8 @@ impl Source {
         let Source::Generated(generated) = self else {
             return Ok(None);
         };
-        let bps = (allowed_bps * ENCODER_SHARE)
-            .clamp(f64::from(ENCODER_MIN_BPS), f64::from(ENCODER_MAX_BPS)) as u32;
+        let bps = (allowed_bps * ENCODER_SHARE).clamp(f64::from(ENCODER_MIN_BPS), generated.max_bps)
+            as u32;
         generated
             .encoder
             .set_bitrate(bps)
