@@ -80,7 +80,8 @@ pub struct ByType {
 }
 
 impl ByType {
-    fn add(&mut self, frame_type: FrameType, count: u64) {
+    /// Adds `count` frames of `frame_type`.
+    pub fn add(&mut self, frame_type: FrameType, count: u64) {
         match frame_type {
             FrameType::I => self.i += count,
             FrameType::P => self.p += count,

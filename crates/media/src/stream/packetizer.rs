@@ -53,6 +53,20 @@ impl FramePacketizer {
                 .map_err(|e| StreamError::Invalid(e.to_string()))?;
             payloads.extend(packetizer.map(|fragment| fragment.to_vec()));
         }
+        self.packets(timestamp, payloads)
+    }
+
+    /// The largest RTP payload.
+    pub(super) fn max_payload(&self) -> usize {
+        self.max_payload
+    }
+
+    /// One frame's RTP packets with these payloads.
+    pub(super) fn packets(
+        &mut self,
+        timestamp: u32,
+        payloads: Vec<Vec<u8>>,
+    ) -> Result<Vec<Vec<u8>>, StreamError> {
         let last = payloads.len().saturating_sub(1);
         let mut packets = Vec::with_capacity(payloads.len());
         for (i, payload) in payloads.into_iter().enumerate() {

@@ -4,7 +4,7 @@
 //! frames missing between two RTP timestamps (type unknown).
 
 use fairstream_media::h264::incremental::ParameterSets;
-use fairstream_media::h264::FrameType;
+use fairstream_media::playout::ByType;
 use fairstream_media::stream::{CLOCK_RATE, PAYLOAD_TYPE};
 use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfig};
 use fairstream_proto::wire::rtp::RtpRepr;
@@ -16,15 +16,9 @@ const MAX_ACCESS_UNIT_BYTES: usize = 16 << 20;
 /// Frames lost, by type, as far as the receiver can tell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LostByType {
-    /// Damaged I frames.
-    #[serde(rename = "I")]
-    pub i: u64,
-    /// Damaged P frames.
-    #[serde(rename = "P")]
-    pub p: u64,
-    /// Damaged B frames.
-    #[serde(rename = "B")]
-    pub b: u64,
+    /// Damaged frames whose type a surviving slice header told.
+    #[serde(flatten)]
+    pub by_type: ByType,
     /// Frames missing whole, or damaged without a readable slice header.
     pub unknown: u64,
 }
@@ -192,10 +186,8 @@ impl Assembler {
         let kind = self.parameter_sets.classify(&slices);
         if damaged {
             self.frames_damaged += 1;
-            match kind.map(|k| k.0) {
-                Some(FrameType::I) => self.lost.i += 1,
-                Some(FrameType::P) => self.lost.p += 1,
-                Some(FrameType::B) => self.lost.b += 1,
+            match kind {
+                Some((frame_type, _)) => self.lost.by_type.add(frame_type, 1),
                 None => self.lost.unknown += 1,
             }
         } else {
