@@ -156,6 +156,7 @@ struct RecvStatsLine<'a> {
     time_s: f64,
     role: &'static str,
     connections: usize,
+    /// Bits/s of RTP since the previous line.
     receive_rate_bps: f64,
     packets_received: u64,
     bytes_received: u64,
@@ -258,6 +259,7 @@ impl Receiver {
             buf: Vec::with_capacity(2048),
             accepted: 0,
             established: BTreeSet::new(),
+            last_stats: (start, 0),
         }
         .run(stop)
     }
@@ -284,6 +286,8 @@ struct RecvRun {
     buf: Vec<u8>,
     accepted: u64,
     established: BTreeSet<ConnectionId>,
+    /// Time and bytes received at the previous statistics line.
+    last_stats: (Instant, u64),
 }
 
 impl RecvRun {
@@ -448,11 +452,15 @@ impl RecvRun {
     fn stats_line(&mut self, now: Instant) -> Result<(), RecvError> {
         let conns = connection_figures(self.session.endpoint());
         let time_s = (now - self.start).as_secs_f64();
-        let rate = self.report.bytes_received as f64 * 8.0 / time_s.max(1e-9);
+        // The rate since the previous line.
+        let (last_time, last_bytes) = self.last_stats;
+        let rate = (self.report.bytes_received - last_bytes) as f64 * 8.0
+            / (now - last_time).as_secs_f64().max(1e-9);
+        self.last_stats = (now, self.report.bytes_received);
         let buffer_s = self.player.buffer_s(now);
         let lost = self.assembler.lost;
         let line = format!(
-            "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, mean rate {}",
+            "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}",
             conns.len(),
             self.report.packets_received,
             self.report.frames_written,

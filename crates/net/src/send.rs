@@ -504,10 +504,9 @@ impl Run {
         let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
         let time_s = (now - self.start).as_secs_f64();
         let line = format!(
-            "{time_s:7.1}s send: {} conns, allowed {}, rtt {:.1} ms, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
+            "{time_s:7.1}s send: {} conns, allowed {}, rtt {rtt}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
             self.session.open_connections(),
             human_rate(rate),
-            rtt * 1e3,
             p,
             self.report.frames_sent,
             self.report.frames_late,
