@@ -52,7 +52,9 @@ pub struct ConnectionFigures {
     pub packets_sent: u64,
     /// Data packets received.
     pub packets_received: u64,
-    /// Data packets this end's receiver counts as lost (receiver).
+    /// Data packets lost: as this end's receiver counts them (receiver),
+    /// or as a CCID 2 sender infers them from Ack Vectors (a TFRC sender
+    /// knows only the loss event rate p).
     pub packets_lost: u64,
 }
 
@@ -84,7 +86,9 @@ pub fn connection_figures(endpoint: &Endpoint) -> Vec<ConnectionFigures> {
                 p,
                 packets_sent: stats.data_packets_sent,
                 packets_received: stats.data_packets_received,
-                packets_lost: stats.data_losses,
+                packets_lost: conn
+                    .ccid2_sender()
+                    .map_or(stats.data_losses, |c| c.stats().packets_lost),
             })
         })
         .collect()
