@@ -245,6 +245,32 @@ pub fn play_out(frames: &[FrameArrivals], fps: f64, startup: StartupDelay) -> Pl
 mod tests {
     use super::*;
 
+    #[test]
+    fn live_senders_give_up_p_frames_before_i_frames() {
+        use fairstream_proto::time::Instant;
+        use std::time::Duration;
+        let deadline = Instant::from_millis(1000);
+        let one_way = Duration::from_millis(50);
+        let at = Instant::from_millis(960);
+        // 40 ms before the deadline with 50 ms to go: a P or B frame is late,
+        // an I frame is still sent.
+        assert!(live_frame_is_late(FrameType::P, at, one_way, deadline));
+        assert!(live_frame_is_late(FrameType::B, at, one_way, deadline));
+        assert!(!live_frame_is_late(FrameType::I, at, one_way, deadline));
+        assert!(live_frame_is_late(
+            FrameType::I,
+            Instant::from_millis(1001),
+            one_way,
+            deadline
+        ));
+        assert!(!live_frame_is_late(
+            FrameType::P,
+            Instant::from_millis(900),
+            one_way,
+            deadline
+        ));
+    }
+
     fn frame(frame_type: FrameType, arrivals: &[Option<f64>]) -> FrameArrivals {
         FrameArrivals {
             frame_type,
