@@ -160,6 +160,8 @@ struct Run {
     next_frame: u64,
     gop: u64,
     source_ended: bool,
+    /// The RTP sequence number of the next packet sent.
+    rtp_sequence: u16,
     buf: Vec<u8>,
 }
 
@@ -218,6 +220,7 @@ impl Run {
             next_frame: 0,
             gop: 0,
             source_ended: false,
+            rtp_sequence: 0,
             buf: Vec::with_capacity(2048),
         })
     }
@@ -426,11 +429,19 @@ impl Run {
                 self.report.frames_late += 1;
                 continue;
             }
-            let Some(packet) = self.pending.pop_front() else {
+            let Some(mut packet) = self.pending.pop_front() else {
                 break;
             };
+            // RTP sequence numbers count the packets sent: frames dropped
+            // before sending leave no gap for the receiver to take as loss
+            // (RFC 3550 §5.1: "increments by one for each RTP data packet
+            // sent").
+            if let Some(field) = packet.packet.get_mut(2..4) {
+                field.copy_from_slice(&self.rtp_sequence.to_be_bytes());
+            }
             match self.session.send(now, &packet.packet, packet.gop) {
                 Ok(()) => {
+                    self.rtp_sequence = self.rtp_sequence.wrapping_add(1);
                     self.report.packets_sent += 1;
                     self.report.bytes_sent += packet.packet.len() as u64;
                     if packet.first_of_frame {

@@ -278,3 +278,90 @@ fn live_generated_video_follows_the_clock_and_stops_on_the_flag() {
     assert_eq!(received.stopped_by, "closed");
     assert_eq!(received.frames_written, sent.frames_sent);
 }
+
+/// A relay that delays every datagram by `delay` in both directions.
+fn delaying_relay(
+    receiver: SocketAddr,
+    delay: Duration,
+    stop: Arc<AtomicBool>,
+) -> (SocketAddr, thread::JoinHandle<()>) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_micros(500)))
+        .unwrap();
+    let handle = thread::spawn(move || {
+        let mut sender: Option<SocketAddr> = None;
+        let mut queue: std::collections::VecDeque<(Instant, SocketAddr, Vec<u8>)> =
+            std::collections::VecDeque::new();
+        let mut buf = vec![0u8; 65_536];
+        while !stop.load(Ordering::Relaxed) {
+            while queue
+                .front()
+                .is_some_and(|(due, _, _)| *due <= Instant::now())
+            {
+                let (_, to, bytes) = queue.pop_front().unwrap();
+                let _ = socket.send_to(&bytes, to);
+            }
+            let Ok((len, from)) = socket.recv_from(&mut buf) else {
+                continue;
+            };
+            let to = if from == receiver {
+                match sender {
+                    Some(s) => s,
+                    None => continue,
+                }
+            } else {
+                sender = Some(from);
+                receiver
+            };
+            queue.push_back((Instant::now() + delay, to, buf[..len].to_vec()));
+        }
+    });
+    (addr, handle)
+}
+
+#[test]
+fn live_frames_that_cannot_arrive_in_time_are_dropped_i_frames_last() {
+    let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    let output = temp_path("late.264");
+    let (to, receiver, _) = start_receiver(recv_config(OutputSpec::File(output.clone()), None));
+    let stop = Arc::new(AtomicBool::new(false));
+    // 150 ms each way; frames must arrive within 100 ms of their release:
+    // once the RTT is known, every P frame is late, no I frame is.
+    let (relay, relaying) = delaying_relay(to, Duration::from_millis(150), Arc::clone(&stop));
+    let url = format!("dccp://{relay}").parse().unwrap();
+    let mut config = SendConfig::new(SourceSpec::File(input.clone()), url);
+    config.fps = 50.0;
+    config.startup_delay = Duration::from_millis(100);
+    config.stats.interval = None;
+    let sent = send::run(config, Arc::new(AtomicBool::new(false))).unwrap();
+    let received = receiver.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    relaying.join().unwrap();
+    eprintln!("{sent:?}\n{received:?}");
+    let report = parse_stream(&std::fs::read(&input).unwrap()).unwrap();
+    let intra = report
+        .access_units
+        .iter()
+        .filter(|au| au.frame_type == Some(fairstream_media::h264::FrameType::I))
+        .count() as u64;
+    assert!(sent.frames_late > 0);
+    assert_eq!(sent.frames_sent + sent.frames_late, 100);
+    // Every I frame went out; what was dropped was P frames.
+    assert!(sent.frames_sent >= intra, "{} < {intra}", sent.frames_sent);
+    let written = parse_stream(&std::fs::read(&output).unwrap()).unwrap();
+    let written_intra = written
+        .access_units
+        .iter()
+        .filter(|au| au.frame_type == Some(fairstream_media::h264::FrameType::I))
+        .count() as u64;
+    assert_eq!(written_intra, intra);
+    assert_eq!(received.frames_written, sent.frames_sent);
+    // Frames dropped whole by the sender leave no RTP sequence gap: what
+    // arrived is complete.
+    assert_eq!(received.packets_missing, 0);
+    assert_eq!(received.frames_damaged, 0);
+}
