@@ -293,3 +293,75 @@ fn rtp_output_with_its_sdp_plays_in_ffmpeg() {
     assert_eq!(summary["frames_written"], 100);
     assert_eq!(summary["stopped_by"], "closed");
 }
+
+#[test]
+fn a_pipe_in_and_standard_output_out_carry_the_same_access_units() {
+    let Some(video) = fairstream_testkit::shared_file("data/video/test_cif_P_CABAC_slice.264")
+    else {
+        return;
+    };
+    let port = free_port();
+    let receiver = fairstream()
+        .arg("recv")
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .args(["-", "--quiet", "--duration", "60s", "--idle-timeout", "5s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let sender = fairstream()
+        .args(["send", "-"])
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .args(["--mode", "on-demand", "--quiet"])
+        .stdin(std::fs::File::open(&video).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The receiver's standard output is read while it runs (a full pipe
+    // would stop it).
+    let receiver_pid = receiver.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(receiver.wait_with_output());
+    });
+    let sent = wait(sender, Duration::from_secs(60));
+    let Ok(received) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = Command::new("kill").arg(receiver_pid.to_string()).status();
+        panic!("the receiver did not stop");
+    };
+    let received = received.unwrap();
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    assert!(
+        received.status.success(),
+        "{}",
+        String::from_utf8_lossy(&received.stderr)
+    );
+    let units = |bytes: &[u8]| -> Vec<Vec<Vec<u8>>> {
+        fairstream_media::h264::parse_stream(bytes)
+            .unwrap()
+            .access_units
+            .iter()
+            .map(|au| {
+                au.nal_units
+                    .iter()
+                    .map(|n| bytes[n.range.clone()].to_vec())
+                    .collect()
+            })
+            .collect()
+    };
+    let original = units(&std::fs::read(&video).unwrap());
+    let copy = units(&received.stdout);
+    assert_eq!(copy.len(), original.len());
+    assert!(copy == original, "the access units differ");
+    // With the video on stdout, the summary goes to stderr.
+    let stderr = String::from_utf8_lossy(&received.stderr);
+    let summary: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["frames_written"], original.len());
+    assert_eq!(summary["bytes_written"], received.stdout.len());
+}
