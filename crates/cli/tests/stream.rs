@@ -365,3 +365,43 @@ fn a_pipe_in_and_standard_output_out_carry_the_same_access_units() {
     assert_eq!(summary["frames_written"], original.len());
     assert_eq!(summary["bytes_written"], received.stdout.len());
 }
+
+#[test]
+fn a_source_that_is_not_h264_is_named_and_the_connection_closed() {
+    let not_video = temp_path("not-video.264");
+    std::fs::write(&not_video, b"this is not an H.264 stream\n").unwrap();
+    let port = free_port();
+    let receiver = fairstream()
+        .arg("recv")
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .arg(temp_path("nothing.264"))
+        .args(["--quiet", "--duration", "30s", "--idle-timeout", "10s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let sent = fairstream()
+        .arg("send")
+        .arg(&not_video)
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let start = Instant::now();
+    let received = wait(receiver, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&sent.stderr);
+    assert!(!sent.status.success());
+    assert!(
+        stderr.contains(&format!(
+            "{}: not an H.264 Annex B stream",
+            not_video.display()
+        )),
+        "{stderr}"
+    );
+    // The sender closed in order: the receiver stops at once, not after
+    // its idle timeout.
+    let summary: serde_json::Value = serde_json::from_slice(&received.stdout).unwrap();
+    assert_eq!(summary["stopped_by"], "closed");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}

@@ -23,6 +23,7 @@ use fairstream_media::stream::CLOCK_RATE;
 use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, State};
 use fairstream_proto::session::{ReceiverSession, ReorderConfig};
 use fairstream_proto::time::Instant;
+use fairstream_proto::wire::dccp::peek_ports;
 use serde::Serialize;
 
 pub use assembler::LostByType;
@@ -375,7 +376,17 @@ impl RecvRun {
         let accepted = self.session.endpoint().stats().accepted;
         if accepted > self.accepted {
             self.accepted = accepted;
-            self.peer.get_or_insert(from);
+            if self.peer.is_none() {
+                self.peer = Some(from);
+                // The connection that made the sender known counts as
+                // established even if it closes before reaching OPEN.
+                if let Some((remote_port, local_port)) = peek_ports(bytes) {
+                    self.established.insert(ConnectionId {
+                        local_port,
+                        remote_port,
+                    });
+                }
+            }
         }
         if self.peer == Some(from) {
             self.last_heard = Some(now);

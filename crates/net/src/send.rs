@@ -229,6 +229,7 @@ impl Run {
         let interval = self.sender.config.stats.interval;
         let mut next_stats = interval.map(|i| self.start + i);
         let mut closing: Option<Instant> = None;
+        let mut failure: Option<SendError> = None;
         loop {
             let now = self.clock.now();
             if let Some(since) = closing {
@@ -257,7 +258,13 @@ impl Run {
                 self.session.handle_timeout(now);
             }
             if closing.is_none() {
-                self.pull_frames(now)?;
+                if let Err(error) = self.pull_frames(now) {
+                    // Close the connections in order before reporting it.
+                    self.report.stopped_by = "error".into();
+                    self.session.close(now);
+                    closing = Some(now);
+                    failure = Some(error);
+                }
                 self.feed(now);
             }
             self.transmit(now, closing.is_some())?;
@@ -286,6 +293,9 @@ impl Run {
                 }
                 incoming = self.sender.link.try_recv();
             }
+        }
+        if let Some(error) = failure {
+            return Err(error);
         }
         self.finish()
     }

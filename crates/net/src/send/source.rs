@@ -61,7 +61,12 @@ pub(super) enum Next {
 #[derive(Debug)]
 pub(super) enum Source {
     /// Read by a thread (files and stdin).
-    Reader(Receiver<Result<SplitAccessUnit, String>>),
+    Reader {
+        /// The access units, or what went wrong.
+        frames: Receiver<Result<SplitAccessUnit, String>>,
+        /// The file's name, or "standard input".
+        name: String,
+    },
     /// Encoded on demand.
     Generated(Box<GeneratedSource>),
 }
@@ -94,9 +99,15 @@ impl Source {
                     reason: e.to_string(),
                 })?;
                 let reopen = looped.then(|| path.clone());
-                Ok(Source::Reader(spawn_reader(Box::new(file), reopen)))
+                Ok(Source::Reader {
+                    frames: spawn_reader(Box::new(file), reopen),
+                    name: path.display().to_string(),
+                })
             }
-            SourceSpec::Stdin => Ok(Source::Reader(spawn_reader(Box::new(io::stdin()), None))),
+            SourceSpec::Stdin => Ok(Source::Reader {
+                frames: spawn_reader(Box::new(io::stdin()), None),
+                name: "standard input".into(),
+            }),
             SourceSpec::Generated {
                 width,
                 height,
@@ -133,10 +144,10 @@ impl Source {
     /// The next frame.
     pub(super) fn next(&mut self) -> Result<Next, SendError> {
         match self {
-            Source::Reader(frames) => match frames.try_recv() {
+            Source::Reader { frames, name } => match frames.try_recv() {
                 Ok(Ok(frame)) => Ok(Next::Frame(frame)),
                 Ok(Err(reason)) => Err(SendError::Source {
-                    source_name: "input".into(),
+                    source_name: name.clone(),
                     reason,
                 }),
                 Err(TryRecvError::Empty) => Ok(Next::NotYet),
