@@ -65,7 +65,10 @@ impl Player {
         if let Some((wall, media)) = self.playing {
             if self.position(now) > self.arrived_until && !ended {
                 // Ran dry when the position reached the end of the media.
-                let dry = wall + Duration::from_secs_f64((self.arrived_until - media).max(0.0));
+                // Timestamps come from the peer: no value may panic here.
+                let ahead = Duration::try_from_secs_f64((self.arrived_until - media).max(0.0))
+                    .unwrap_or(Duration::MAX);
+                let dry = wall + ahead;
                 self.playing = None;
                 self.paused_at = self.arrived_until;
                 self.stalls += 1;
