@@ -252,8 +252,15 @@ fn rtp_output_with_its_sdp_plays_in_ffmpeg() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Let ffmpeg open its sockets before the stream starts.
-    thread::sleep(Duration::from_millis(1500));
+    // The stream starts once ffmpeg holds its RTP port (binding it then
+    // fails), however long ffmpeg takes to start.
+    let start = Instant::now();
+    while UdpSocket::bind(("127.0.0.1", rtp_port)).is_ok()
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(300));
     let sender = fairstream()
         .arg("send")
         .arg(&video)
