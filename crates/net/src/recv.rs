@@ -316,16 +316,16 @@ impl RecvRun {
                 self.stats_line(now)?;
                 next_stats = interval.map(|i| (at + i).max(now));
             }
-            let wake = [
-                self.session.poll_timeout(),
-                next_stats,
-                Some(now + MAX_SLEEP),
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(now + MAX_SLEEP);
-            let mut incoming = self.receiver.link.wait(&self.clock, wake);
+            // Feedback timers need the precise wait; statistics not.
+            let coarse = [next_stats, Some(now + MAX_SLEEP)]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(now + MAX_SLEEP);
+            let mut incoming = match self.session.poll_timeout().filter(|t| *t <= coarse) {
+                Some(deadline) => self.receiver.link.wait(&self.clock, deadline),
+                None => self.receiver.link.wait_coarse(&self.clock, coarse),
+            };
             while let Some(message) = incoming {
                 if let Incoming::Datagram(from, bytes) = message {
                     self.datagram(from, &bytes);

@@ -43,6 +43,8 @@ use source::{Next, Source};
 const ON_DEMAND_PENDING: usize = 2048;
 /// Datagrams kept in the session queue on demand (the simulator's depth).
 const ON_DEMAND_FEED: usize = 512;
+/// How often a source that is behind is asked again for its frame.
+const SOURCE_POLL: Duration = Duration::from_millis(5);
 /// The longest the loop sleeps without looking at the stop flag.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
@@ -157,6 +159,9 @@ struct Run {
     sink: StatsSink,
     report: SendReport,
     media_start: Option<Instant>,
+    /// Frame i is due at this plus i/fps: the time the first frame was
+    /// taken, once a connection was open (a pipe may start late).
+    anchor: Option<Instant>,
     next_frame: u64,
     gop: u64,
     source_ended: bool,
@@ -217,6 +222,7 @@ impl Run {
             sink,
             report,
             media_start: None,
+            anchor: None,
             next_frame: 0,
             gop: 0,
             source_ended: false,
@@ -273,17 +279,20 @@ impl Run {
                 self.stats_line(now)?;
                 next_stats = interval.map(|i| (at + i).max(now));
             }
-            let wake = [
-                self.session.poll_timeout(),
-                self.next_release(),
-                next_stats,
-                Some(now + MAX_SLEEP),
-            ]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(now + MAX_SLEEP);
-            let mut incoming = self.sender.link.wait(&self.clock, wake);
+            // Pacing and frame times need the precise wait; the rest not.
+            let precise = [self.session.poll_timeout(), self.next_release(now)]
+                .into_iter()
+                .flatten()
+                .min();
+            let coarse = [next_stats, Some(now + MAX_SLEEP)]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(now + MAX_SLEEP);
+            let mut incoming = match precise.filter(|p| *p <= coarse) {
+                Some(deadline) => self.sender.link.wait(&self.clock, deadline),
+                None => self.sender.link.wait_coarse(&self.clock, coarse),
+            };
             while let Some(message) = incoming {
                 match message {
                     Incoming::Datagram(_, bytes) => {
@@ -356,10 +365,18 @@ impl Run {
     }
 
     /// When the next live frame is due.
-    fn next_release(&self) -> Option<Instant> {
-        let start = self.media_start?;
-        (self.sender.config.mode == Mode::Live && !self.source_ended)
-            .then(|| self.release(start, self.next_frame))
+    /// When the next live frame is due. A frame whose time has come but
+    /// that the reader has not delivered yet (a pipe behind its frame
+    /// rate) is looked for again after [`SOURCE_POLL`].
+    fn next_release(&self, now: Instant) -> Option<Instant> {
+        if self.media_start.is_none() || self.sender.config.mode != Mode::Live || self.source_ended
+        {
+            return None;
+        }
+        Some(match self.anchor {
+            Some(anchor) => self.release(anchor, self.next_frame).max(now + SOURCE_POLL),
+            None => now + SOURCE_POLL,
+        })
     }
 
     fn release(&self, start: Instant, frame: u64) -> Instant {
@@ -368,12 +385,14 @@ impl Run {
 
     /// Takes the frames that are due from the source and packetizes them.
     fn pull_frames(&mut self, now: Instant) -> Result<(), SendError> {
-        let Some(start) = self.media_start else {
+        if self.media_start.is_none() {
             return Ok(());
-        };
+        }
         let live = self.sender.config.mode == Mode::Live;
         while !self.source_ended {
-            let release = self.release(start, self.next_frame);
+            let release = self
+                .anchor
+                .map_or(now, |anchor| self.release(anchor, self.next_frame));
             if live && release > now {
                 break;
             }
@@ -388,6 +407,7 @@ impl Run {
                     break;
                 }
             };
+            self.anchor.get_or_insert(now);
             let index = self.next_frame;
             self.next_frame += 1;
             self.report.frames_read += 1;

@@ -249,7 +249,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for i in 0..20_000u64 {
+        for i in 0..5_000u64 {
             let len = (next() % 300) as usize;
             let payload: Vec<u8> = (0..len).map(|_| next() as u8).collect();
             let packet = if i % 3 == 0 {
