@@ -237,6 +237,6 @@ fn version_and_help() {
         .collect();
     assert_eq!(
         commands,
-        ["equation", "simulate", "decode", "evaluate", "schedule", "help"]
+        ["equation", "simulate", "decode", "evaluate", "schedule", "send", "recv", "help"]
     );
 }
