@@ -349,19 +349,7 @@ fn a_pipe_in_and_standard_output_out_carry_the_same_access_units() {
         "{}",
         String::from_utf8_lossy(&received.stderr)
     );
-    let units = |bytes: &[u8]| -> Vec<Vec<Vec<u8>>> {
-        fairstream_media::h264::parse_stream(bytes)
-            .unwrap()
-            .access_units
-            .iter()
-            .map(|au| {
-                au.nal_units
-                    .iter()
-                    .map(|n| bytes[n.range.clone()].to_vec())
-                    .collect()
-            })
-            .collect()
-    };
+    let units = |bytes: &[u8]| fairstream_media::h264::access_unit_bytes(bytes).unwrap();
     let original = units(&std::fs::read(&video).unwrap());
     let copy = units(&received.stdout);
     assert_eq!(copy.len(), original.len());

@@ -363,6 +363,22 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
     })
 }
 
+/// The NAL units of each access unit of `stream`, as bytes (start codes
+/// excluded): what two copies of a stream are compared by when their start
+/// codes and trailing zeros may differ.
+pub fn access_unit_bytes(stream: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, H264Error> {
+    Ok(parse_stream(stream)?
+        .access_units
+        .iter()
+        .map(|au| {
+            au.nal_units
+                .iter()
+                .filter_map(|n| stream.get(n.range.clone()).map(<[u8]>::to_vec))
+                .collect()
+        })
+        .collect())
+}
+
 /// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps: after
 /// a reference picture numbered p, the next picture is numbered p + 1
 /// (mod MaxFrameNum); a larger step means lost frames. Gaps of half the

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fairstream_media::h264::parse_stream;
+use fairstream_media::h264::{access_unit_bytes, parse_stream};
 use fairstream_net::recv::{OutputSpec, Receiver, RecvConfig, RecvReport};
 use fairstream_net::send::{self, Mode, SendConfig, SendError, SendReport, SourceSpec};
 use fairstream_net::stats::StatsConfig;
@@ -26,17 +26,7 @@ fn temp_path(name: &str) -> PathBuf {
 
 /// The NAL units of each access unit of an Annex B stream.
 fn access_units(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
-    parse_stream(bytes)
-        .unwrap()
-        .access_units
-        .iter()
-        .map(|au| {
-            au.nal_units
-                .iter()
-                .map(|n| bytes[n.range.clone()].to_vec())
-                .collect()
-        })
-        .collect()
+    access_unit_bytes(bytes).unwrap()
 }
 
 /// Frames ffmpeg decodes from `path`.

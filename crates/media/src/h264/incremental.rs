@@ -244,27 +244,13 @@ impl AccessUnitSplitter {
 mod tests {
     use super::*;
 
-    fn whole(bytes: &[u8]) -> Vec<Vec<Vec<u8>>> {
-        let report = parse_stream(bytes).unwrap();
-        report
-            .access_units
-            .iter()
-            .map(|au| {
-                au.nal_units
-                    .iter()
-                    .map(|n| bytes[n.range.clone()].to_vec())
-                    .collect()
-            })
-            .collect()
-    }
-
     #[test]
     fn pieces_give_the_same_access_units_as_the_whole_file() {
         let Some(path) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
             return;
         };
         let bytes = std::fs::read(path).unwrap();
-        let expected = whole(&bytes);
+        let expected = crate::h264::access_unit_bytes(&bytes).unwrap();
         for chunk in [7usize, 1000, 65536] {
             let mut splitter = AccessUnitSplitter::new();
             let mut got = Vec::new();
