@@ -10,8 +10,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 
@@ -332,14 +331,8 @@ pub(crate) fn run(args: &EmulateArgs) -> anyhow::Result<()> {
         })?)),
         None => None,
     };
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal ends the process at once.
-        signal_hook::flag::register_conditional_shutdown(signal, 1, Arc::clone(&interrupted))
-            .context("cannot install the signal handlers")?;
-        signal_hook::flag::register(signal, Arc::clone(&interrupted))
-            .context("cannot install the signal handlers")?;
-    }
+    // The first Ctrl-C or SIGTERM stops the emulator; a second exits at once.
+    let interrupted = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let emulator = Emulator::bind(config)?;
     if !args.quiet {
         eprintln!(

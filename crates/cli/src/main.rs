@@ -1,8 +1,8 @@
 //! `fairstream`: the command-line front end.
 //!
-//! Subcommands so far: `equation`, `simulate`, `decode`, `evaluate` and
-//! `schedule`; the others of DESIGN.md (`send`, `recv`, `relay`, `emulate`,
-//! `sweep`) are added as they come to work.
+//! Subcommands so far: `equation`, `simulate`, `decode`, `evaluate`,
+//! `schedule`, `send` and `recv`; the others of DESIGN.md (`relay`,
+//! `emulate`, `sweep`) are added as they come to work.
 
 use std::process::ExitCode;
 
@@ -13,6 +13,7 @@ mod equation_cmd;
 mod plots;
 mod schedule_cmd;
 mod simulate_cmd;
+mod stream_cmd;
 mod video_cmd;
 
 /// fairstream: TCP-friendly video streaming over lossy wireless last hops.
@@ -58,6 +59,18 @@ enum Command {
     /// buffer x*, and with --proxy-rate the proxy buffer y' of the two-step
     /// proxy procedure.
     Schedule(schedule_cmd::ScheduleArgs),
+    /// Stream H.264 over DCCP (in UDP) to a `fairstream recv`
+    ///
+    /// A file in real time at its frame rate (or on demand), Annex B from
+    /// standard input, or generated content encoded live at the rate TFRC
+    /// allows. Statistics on stderr; a JSON summary on stdout at the end.
+    Send(stream_cmd::SendArgs),
+    /// Receive a `fairstream send` stream and write it out
+    ///
+    /// To an H.264 Annex B file, standard output, or plain RTP over UDP with
+    /// an SDP file for ffplay, VLC or GStreamer. Exits when the sender
+    /// closes; a JSON summary on stdout (stderr when the video goes there).
+    Recv(stream_cmd::RecvArgs),
     /// Forward UDP through an emulated lossy link: the simulator's queue, rate, delay and loss models on the real clock
     ///
     /// Datagrams from clients at --listen cross the forward direction to --to;
@@ -79,6 +92,8 @@ fn main() -> ExitCode {
         Command::Decode(args) => video_cmd::run_decode(&args),
         Command::Evaluate(args) => video_cmd::run_evaluate(&args),
         Command::Schedule(args) => schedule_cmd::run(&args),
+        Command::Send(args) => stream_cmd::run_send(&args),
+        Command::Recv(args) => stream_cmd::run_recv(&args),
         Command::Emulate(args) => emulate_cmd::run(&args),
     };
     match result {

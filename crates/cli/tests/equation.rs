@@ -237,6 +237,9 @@ fn version_and_help() {
         .collect();
     assert_eq!(
         commands,
-        ["equation", "simulate", "decode", "evaluate", "schedule", "emulate", "help"]
+        [
+            "equation", "simulate", "decode", "evaluate", "schedule", "send", "recv", "emulate",
+            "help"
+        ]
     );
 }

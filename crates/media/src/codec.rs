@@ -23,8 +23,9 @@ use openh264::encoder::{IntraFramePeriod, RateControlMode};
 use openh264::formats::YUVBuffer;
 use openh264::OpenH264API;
 use openh264_sys2::{
-    dsDstBufNeedExpan, dsInitialOptExpected, dsInvalidArgument, dsOutOfMemory, SBufferInfo,
-    DECODER_OPTION_ERROR_CON_IDC,
+    dsDstBufNeedExpan, dsInitialOptExpected, dsInvalidArgument, dsOutOfMemory, SBitrateInfo,
+    SBufferInfo, DECODER_OPTION_ERROR_CON_IDC, ENCODER_OPTION_BITRATE, ENCODER_OPTION_MAX_BITRATE,
+    SPATIAL_LAYER_0, SPATIAL_LAYER_ALL,
 };
 
 use crate::yuv::{Frame, YuvError};
@@ -282,6 +283,8 @@ pub struct EncoderSettings {
 pub struct Encoder {
     inner: OpenH264Encoder,
     settings: EncoderSettings,
+    /// Whether a frame was encoded (OpenH264 is initialised on the first).
+    started: bool,
 }
 
 impl std::fmt::Debug for Encoder {
@@ -326,7 +329,66 @@ impl Encoder {
         }
         let inner = OpenH264Encoder::with_api_config(OpenH264API::from_source(), config)
             .map_err(|e| CodecError::OpenH264(e.to_string()))?;
-        Ok(Encoder { inner, settings })
+        Ok(Encoder {
+            inner,
+            settings,
+            started: false,
+        })
+    }
+
+    /// Changes the target bitrate from the next frame on (an encoder
+    /// following a rate controller). Below 1 kbit/s is refused.
+    pub fn set_bitrate(&mut self, bitrate_bps: u32) -> Result<(), CodecError> {
+        if bitrate_bps < 1000 {
+            return Err(CodecError::BadEncoderSettings(format!(
+                "bitrate {bitrate_bps} bit/s is below 1 kbit/s"
+            )));
+        }
+        if !self.started {
+            // Not initialised yet: start again with the new setting.
+            let settings = EncoderSettings {
+                bitrate_bps,
+                ..self.settings
+            };
+            *self = Encoder::new(settings)?;
+            return Ok(());
+        }
+        let bitrate = std::os::raw::c_int::try_from(bitrate_bps).unwrap_or(i32::MAX);
+        // OpenH264 refuses a layer bitrate above the layer's maximum: raise
+        // the maximum (to twice the target: equal, the encoder stays below
+        // the target) before raising the target, lower it after.
+        let max = (
+            SPATIAL_LAYER_0,
+            ENCODER_OPTION_MAX_BITRATE,
+            bitrate.saturating_mul(2),
+        );
+        let target = (SPATIAL_LAYER_ALL, ENCODER_OPTION_BITRATE, bitrate);
+        let order = if bitrate_bps >= self.settings.bitrate_bps {
+            [max, target]
+        } else {
+            [target, max]
+        };
+        for (layer, option, value) in order {
+            let mut info = SBitrateInfo {
+                iLayer: layer,
+                iBitrate: value,
+            };
+            // SAFETY: the encoder was initialised by its first `encode`;
+            // both options read one SBitrateInfo during the call, and `info`
+            // outlives it.
+            let status = unsafe {
+                self.inner
+                    .raw_api()
+                    .set_option(option, (&raw mut info).cast())
+            };
+            if status != 0 {
+                return Err(CodecError::OpenH264(format!(
+                    "setting the bitrate to {bitrate_bps} bit/s failed ({status})"
+                )));
+            }
+        }
+        self.settings.bitrate_bps = bitrate_bps;
+        Ok(())
     }
 
     /// The settings.
@@ -341,6 +403,7 @@ impl Encoder {
             frame.width() as usize,
             frame.height() as usize,
         );
+        self.started = true;
         let bitstream = self
             .inner
             .encode(&source)

@@ -13,6 +13,7 @@
 //! is an error ([`H264Error::NotAnnexB`]).
 
 mod bits;
+pub mod incremental;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -360,6 +361,22 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
         damaged_nal_units: damaged,
         picture_size,
     })
+}
+
+/// The NAL units of each access unit of `stream`, as bytes (start codes
+/// excluded): what two copies of a stream are compared by when their start
+/// codes and trailing zeros may differ.
+pub fn access_unit_bytes(stream: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, H264Error> {
+    Ok(parse_stream(stream)?
+        .access_units
+        .iter()
+        .map(|au| {
+            au.nal_units
+                .iter()
+                .filter_map(|n| stream.get(n.range.clone()).map(<[u8]>::to_vec))
+                .collect()
+        })
+        .collect())
 }
 
 /// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps: after

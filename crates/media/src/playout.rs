@@ -28,6 +28,24 @@ pub enum StartupDelay {
     Auto,
 }
 
+/// Whether a live sender should drop a frame rather than send it at `now`:
+/// P and B frames as soon as they would arrive after their `deadline`
+/// (`one_way` is the sender's estimate of the path's one-way delay), I
+/// frames only once the deadline itself has passed, since every later
+/// frame of their GOP needs them ("I frames last").
+pub fn live_frame_is_late(
+    frame_type: crate::h264::FrameType,
+    now: fairstream_proto::time::Instant,
+    one_way: std::time::Duration,
+    deadline: fairstream_proto::time::Instant,
+) -> bool {
+    if frame_type == crate::h264::FrameType::I {
+        now > deadline
+    } else {
+        now + one_way > deadline
+    }
+}
+
 /// One packet of a frame: when it was sent and when (if) it arrived,
 /// seconds on one clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,7 +80,8 @@ pub struct ByType {
 }
 
 impl ByType {
-    fn add(&mut self, frame_type: FrameType, count: u64) {
+    /// Adds `count` frames of `frame_type`.
+    pub fn add(&mut self, frame_type: FrameType, count: u64) {
         match frame_type {
             FrameType::I => self.i += count,
             FrameType::P => self.p += count,
@@ -225,6 +244,32 @@ pub fn play_out(frames: &[FrameArrivals], fps: f64, startup: StartupDelay) -> Pl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_senders_give_up_p_frames_before_i_frames() {
+        use fairstream_proto::time::Instant;
+        use std::time::Duration;
+        let deadline = Instant::from_millis(1000);
+        let one_way = Duration::from_millis(50);
+        let at = Instant::from_millis(960);
+        // 40 ms before the deadline with 50 ms to go: a P or B frame is late,
+        // an I frame is still sent.
+        assert!(live_frame_is_late(FrameType::P, at, one_way, deadline));
+        assert!(live_frame_is_late(FrameType::B, at, one_way, deadline));
+        assert!(!live_frame_is_late(FrameType::I, at, one_way, deadline));
+        assert!(live_frame_is_late(
+            FrameType::I,
+            Instant::from_millis(1001),
+            one_way,
+            deadline
+        ));
+        assert!(!live_frame_is_late(
+            FrameType::P,
+            Instant::from_millis(900),
+            one_way,
+            deadline
+        ));
+    }
 
     fn frame(frame_type: FrameType, arrivals: &[Option<f64>]) -> FrameArrivals {
         FrameArrivals {

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfig, Packetizer};
+use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfig};
 use fairstream_proto::wire::rtp::{sequence_delta, CsrcList, RtpRepr};
 use serde::Serialize;
 
@@ -22,6 +22,9 @@ use crate::h264::{parse_stream, FrameType, H264Error};
 use crate::playout::{play_out, FrameArrivals, PacketArrival, PlayoutReport, StartupDelay};
 use crate::quality::{compare, summarise, FrameQuality, QualitySummary};
 use crate::yuv::Frame;
+
+mod packetizer;
+pub use packetizer::{rtp_timestamp, FramePacketizer};
 
 /// The RTP payload type used for H.264 (dynamic range).
 pub const PAYLOAD_TYPE: u8 = 96;
@@ -370,39 +373,26 @@ impl MediaStream {
     /// The stream as RTP packets of at most `max_packet` bytes (RTP header
     /// included), in sending order.
     pub fn packetize(&self, max_packet: usize) -> Result<Vec<MediaPacket>, StreamError> {
-        let max_payload = max_packet
-            .checked_sub(RTP_HEADER_BYTES)
-            .filter(|p| *p >= 3)
-            .ok_or_else(|| {
-                StreamError::Invalid(format!(
-                    "packets of {max_packet} bytes cannot carry RTP and H.264 (at least {} needed)",
-                    RTP_HEADER_BYTES + 3
-                ))
-            })?;
+        let mut packetizer = FramePacketizer::new(max_packet)?;
         let mut packets = Vec::new();
         for (index, frame) in self.frames.iter().enumerate() {
-            let timestamp = (index as f64 * CLOCK_RATE / self.fps).round() as u64 as u32;
-            let mut payloads: Vec<Vec<u8>> = Vec::new();
-            if frame.nal_units.is_empty() {
+            let timestamp = rtp_timestamp(index as u64, self.fps);
+            let frame_packets = if frame.nal_units.is_empty() {
                 // A trace frame: its size spread over its packets, zeros.
                 let count = u64::from(frame.trace_packets.max(1));
                 let mut left = frame.size_bytes;
+                let mut payloads: Vec<Vec<u8>> = Vec::new();
                 for i in 0..count {
                     let share = left / (count - i);
                     left -= share;
-                    payloads.push(vec![0; (share as usize).min(max_payload)]);
+                    payloads.push(vec![0; (share as usize).min(packetizer.max_payload())]);
                 }
+                packetizer.packets(timestamp, payloads)?
             } else {
-                for nal in &frame.nal_units {
-                    let packetizer = Packetizer::new(nal, max_payload)
-                        .map_err(|e| StreamError::Invalid(e.to_string()))?;
-                    payloads.extend(packetizer.map(|fragment| fragment.to_vec()));
-                }
-            }
-            let last = payloads.len().saturating_sub(1);
-            for (i, payload) in payloads.into_iter().enumerate() {
+                packetizer.packetize(timestamp, frame.nal_units.iter().map(Vec::as_slice))?
+            };
+            for bytes in frame_packets {
                 let id = packets.len() as u64;
-                let bytes = rtp_packet(i == last, PAYLOAD_TYPE, id as u16, timestamp, &payload)?;
                 packets.push(MediaPacket {
                     id,
                     frame: index,

@@ -1,7 +1,32 @@
 //! # fairstream-net
 //!
 //! The only crate that touches sockets and the operating system's clock: it
-//! drives `fairstream-proto` endpoints over UDP (see `DESIGN.md`). It is built by
-//! the real-streaming issue and has no code yet.
+//! drives `fairstream-proto` sessions over UDP on the real clock (see
+//! `DESIGN.md`), as the simulator drives them in virtual time.
+//!
+//! - [`clock`]: the real clock as the protocol's [`Instant`](fairstream_proto::time::Instant).
+//! - [`link`]: a UDP socket with a reader thread and precise waits.
+//! - [`url`]: `dccp://` URLs and their transport options.
+//! - [`send`]: `fairstream send`: an H.264 file, standard input or live
+//!   generated content over a [`SenderSession`](fairstream_proto::session::SenderSession).
+//! - [`recv`]: `fairstream recv`: a [`ReceiverSession`](fairstream_proto::session::ReceiverSession)
+//!   writing Annex B or re-sending plain RTP with an SDP file.
+//! - [`stats`]: live statistics, human and JSON lines.
+//! - [`signal`]: Ctrl-C and SIGTERM as a stop flag.
+//! - [`emulate`]: `fairstream emulate`: the simulator's links, queues and
+//!   loss models on the real clock, forwarding UDP.
+//!
+//! Both ends run in-process as well ([`send::run`], [`recv::run`] with a
+//! stop flag), which is how the tests use them.
 
+// This crate reads the real clock (clippy.toml bans it elsewhere).
+#![allow(clippy::disallowed_methods)]
+
+pub mod clock;
 pub mod emulate;
+pub mod link;
+pub mod recv;
+pub mod send;
+pub mod signal;
+pub mod stats;
+pub mod url;

@@ -419,3 +419,30 @@ fn concealment_modes_compared() {
         );
     }
 }
+
+#[test]
+fn the_bitrate_follows_set_bitrate() {
+    let generator = Generator::new(176, 144).unwrap();
+    let mut encoder = Encoder::new(EncoderSettings {
+        bitrate_bps: 200_000,
+        fps: 25.0,
+        gop: 50,
+        slice_max_bytes: None,
+    })
+    .unwrap();
+    let bytes = |encoder: &mut Encoder, from: u64| -> usize {
+        (from..from + 50)
+            .map(|n| encoder.encode(&generator.frame(n)).unwrap().len())
+            .sum()
+    };
+    let low = bytes(&mut encoder, 0);
+    for bps in [2_000_000, 5_000_000, 100_000, 800_000] {
+        encoder
+            .set_bitrate(bps)
+            .unwrap_or_else(|e| panic!("{bps}: {e}"));
+    }
+    let high = bytes(&mut encoder, 50);
+    eprintln!("200 kbit/s: {low} bytes; 800 kbit/s: {high} bytes");
+    assert!(high > low * 2, "{low} -> {high}");
+    assert!(encoder.set_bitrate(10).is_err());
+}

@@ -130,6 +130,8 @@ pub struct SenderSession {
     count_sum: f64,
     count_samples: u64,
     max_open: usize,
+    /// [`close`](SenderSession::close) was called: no connection opens.
+    closed: bool,
 }
 
 impl SenderSession {
@@ -157,6 +159,7 @@ impl SenderSession {
             count_sum: 0.0,
             count_samples: 0,
             max_open: 0,
+            closed: false,
         };
         session.update(now);
         Ok(session)
@@ -257,8 +260,8 @@ impl SenderSession {
 
     /// When [`handle_timeout`](Self::handle_timeout) must run.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let opening =
-            (self.open_connections() < self.counter.connections()).then_some(self.next_open);
+        let opening = (!self.closed && self.open_connections() < self.counter.connections())
+            .then_some(self.next_open);
         [self.endpoint.poll_timeout(), self.next_sample, opening]
             .into_iter()
             .flatten()
@@ -267,6 +270,7 @@ impl SenderSession {
 
     /// Closes every connection once its queue has left.
     pub fn close(&mut self, now: Instant) {
+        self.closed = true;
         for conn in &mut self.conns {
             if let Some(c) = self.endpoint.connection_mut(conn.id) {
                 c.close(now);
@@ -354,7 +358,7 @@ impl SenderSession {
         self.conns.retain(|c| endpoint.connection(c.id).is_some());
         let before = self.open_connections();
         let wanted = self.counter.connections();
-        if self.open_connections() < wanted && now >= self.next_open {
+        if !self.closed && self.open_connections() < wanted && now >= self.next_open {
             let port = self.free_port();
             let iss = self.iss();
             if let Ok(id) = self

@@ -193,3 +193,22 @@ fn targets_follow_the_aggregate_rate_with_hysteresis() {
     );
     assert!(sender.send(now, &vec![0; 100_000], 0).is_err());
 }
+
+#[test]
+fn a_closed_session_opens_no_connection() {
+    let config = config(ConnectionCountConfig::Fixed(2), SplitPolicy::Earliest);
+    let mut now = Instant::ZERO;
+    let mut sender = SenderSession::new(config, now).unwrap();
+    assert_eq!(sender.endpoint().len(), 1);
+    sender.close(now);
+    for _ in 0..20 {
+        now += Duration::from_millis(500);
+        sender.handle_timeout(now);
+    }
+    // The first connection was aborted in REQUEST and none replaced it.
+    assert_eq!(sender.open_connections(), 0);
+    let endpoint = sender.endpoint();
+    assert!(endpoint
+        .connection_ids()
+        .all(|id| endpoint.connection(id).unwrap().state() >= crate::conn::State::CloseReq));
+}

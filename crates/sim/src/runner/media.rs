@@ -8,7 +8,7 @@ use std::time::Duration;
 use fairstream_media::codec::EncoderSettings;
 use fairstream_media::evalvid::read_sender_trace;
 use fairstream_media::h264::FrameType;
-use fairstream_media::playout::StartupDelay;
+use fairstream_media::playout::{live_frame_is_late, StartupDelay};
 use fairstream_media::stream::{
     evaluate_with_fec, evalvid_files, parity_packets, FecParams, MediaPacket, MediaReport,
     MediaStream, ParityPacket, Reception, SendTimes, StreamError,
@@ -225,17 +225,12 @@ impl MediaApp {
             if let (SendMode::Live, StartupDelaySetting::Fixed(delay)) = (self.mode, self.startup) {
                 let deadline =
                     self.start + delay + Duration::from_secs_f64(frame as f64 / self.stream.fps());
-                let is_intra = self
+                let frame_type = self
                     .stream
                     .frames()
                     .get(frame)
-                    .is_some_and(|f| f.frame_type == FrameType::I);
-                let late = if is_intra {
-                    now > deadline
-                } else {
-                    now + one_way > deadline
-                };
-                if late {
+                    .map_or(FrameType::P, |f| f.frame_type);
+                if live_frame_is_late(frame_type, now, one_way, deadline) {
                     // Drop the rest of this frame.
                     while self
                         .packets

@@ -1,0 +1,60 @@
+//! The real clock, as the protocol's virtual time.
+
+use std::time::Duration;
+
+use fairstream_proto::time::Instant;
+
+/// Maps the operating system's monotonic clock to
+/// [`fairstream_proto::time::Instant`]: nanoseconds since the clock was made.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    start: std::time::Instant,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
+impl Clock {
+    /// A clock whose epoch is now.
+    pub fn new() -> Clock {
+        Clock {
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// The time now.
+    pub fn now(&self) -> Instant {
+        let elapsed = self.start.elapsed();
+        Instant::from_nanos(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// The operating system's instant for `at`.
+    pub fn to_std(&self, at: Instant) -> std::time::Instant {
+        self.start + Duration::from_nanos(at.as_nanos())
+    }
+
+    /// Time since the epoch.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn now_is_monotonic_and_maps_back() {
+        let clock = Clock::new();
+        let a = clock.now();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = clock.now();
+        assert!(b > a);
+        assert!(b - a >= Duration::from_millis(2));
+        let back = clock.to_std(b);
+        assert!(back <= std::time::Instant::now());
+    }
+}

@@ -1,0 +1,597 @@
+//! The sender: H.264 frames → RTP/H.264 packets → a proto
+//! [`SenderSession`] over a connected UDP socket, on the real clock.
+//!
+//! The loop follows the sans-IO contract of the session: inputs
+//! (`handle_datagram`, `handle_timeout`), then the application's packets
+//! (`send`), then `poll_transmit` until `None`, `poll_event` until `None`,
+//! and `poll_timeout` to know when to wake ([`UdpLink::wait`]). Frames are
+//! released at their frame time in live mode (frame i at i/fps after the
+//! first connection opened) and as fast as the session takes them on
+//! demand. In live mode a packet that can no longer meet its frame's
+//! deadline is dropped with the rest of its frame, I frames last
+//! ([`live_frame_is_late`], the simulator's rule).
+
+mod config;
+mod source;
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fairstream_media::h264::FrameType;
+use fairstream_media::playout::live_frame_is_late;
+use fairstream_media::stream::{rtp_timestamp, FramePacketizer};
+use fairstream_proto::conn::{ConnectionConfig, State};
+use fairstream_proto::session::{SenderSession, SessionConfig, SessionEvent};
+use fairstream_proto::time::Instant;
+use serde::Serialize;
+
+pub use config::{Mode, SendConfig, SendError, SendReport};
+pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
+
+use config::socket_error;
+
+use crate::clock::Clock;
+use crate::link::{Incoming, UdpLink};
+use crate::stats::{connection_figures, human_rate, ConnectionFigures, StatsSink};
+use source::{Next, Source};
+
+/// Packets waiting in the application's queue in on-demand mode.
+const ON_DEMAND_PENDING: usize = 2048;
+/// Datagrams kept in the session queue on demand (the simulator's depth).
+const ON_DEMAND_FEED: usize = 512;
+/// How often a source that is behind is asked again for its frame.
+const SOURCE_POLL: Duration = Duration::from_millis(5);
+/// The longest the loop sleeps without looking at the stop flag.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+
+/// One line of `--stats-json` from the sender.
+#[derive(Debug, Serialize)]
+struct SendStatsLine<'a> {
+    time_s: f64,
+    role: &'static str,
+    connections: usize,
+    target_bitrate_bps: Option<f64>,
+    encoder_bitrate_bps: Option<u32>,
+    frames_sent: u64,
+    frames_late: u64,
+    frames_dropped: u64,
+    packets_sent: u64,
+    bytes_sent: u64,
+    session_queue: usize,
+    conns: &'a [ConnectionFigures],
+}
+
+/// The final line of `--stats-json`.
+#[derive(Debug, Serialize)]
+struct Summary<'a, T: Serialize> {
+    summary: &'a T,
+}
+
+/// A packet waiting to enter the session.
+#[derive(Debug)]
+struct Pending {
+    packet: Vec<u8>,
+    frame: u64,
+    frame_type: FrameType,
+    first_of_frame: bool,
+    deadline: Option<Instant>,
+    gop: u64,
+}
+
+/// A sender with its socket bound and connected.
+#[derive(Debug)]
+pub struct Sender {
+    config: SendConfig,
+    target: SocketAddr,
+    link: UdpLink,
+}
+
+impl Sender {
+    /// Binds a UDP socket and connects it to the URL's address.
+    pub fn connect(config: SendConfig) -> Result<Sender, SendError> {
+        if !(config.fps > 0.0 && config.fps <= 240.0) {
+            return Err(SendError::Config(format!(
+                "frame rate {} is outside (0, 240]",
+                config.fps
+            )));
+        }
+        let target = config.url.target()?;
+        let any: SocketAddr = if target.is_ipv6() {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        };
+        let socket = UdpSocket::bind(any).map_err(socket_error("cannot bind a UDP socket"))?;
+        socket
+            .connect(target)
+            .map_err(socket_error(format!("cannot connect to {target}")))?;
+        let link = UdpLink::new(socket).map_err(socket_error("cannot start the socket reader"))?;
+        Ok(Sender {
+            config,
+            target,
+            link,
+        })
+    }
+
+    /// The local address of the socket.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.link.local_addr()
+    }
+
+    /// Streams until the source ends, `stop` is set or the duration
+    /// passes; then closes the connections.
+    pub fn run(self, stop: &AtomicBool) -> Result<SendReport, SendError> {
+        Run::new(self)?.run(stop)
+    }
+}
+
+/// Connects and runs (see [`Sender`]).
+pub fn run(config: SendConfig, stop: Arc<AtomicBool>) -> Result<SendReport, SendError> {
+    Sender::connect(config)?.run(&stop)
+}
+
+/// A random 64-bit number from the standard library's per-process keys.
+pub(crate) fn random_u64(salt: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(salt);
+    hasher.write_u128(
+        std::time::SystemTime::UNIX_EPOCH
+            .elapsed()
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// The state of one run.
+struct Run {
+    sender: Sender,
+    clock: Clock,
+    start: Instant,
+    session: SenderSession,
+    source: Source,
+    packetizer: FramePacketizer,
+    pending: VecDeque<Pending>,
+    sink: StatsSink,
+    report: SendReport,
+    media_start: Option<Instant>,
+    /// Frame i is due at this plus i/fps: the time the first frame was
+    /// taken, once a connection was open (a pipe may start late).
+    anchor: Option<Instant>,
+    next_frame: u64,
+    gop: u64,
+    source_ended: bool,
+    /// The RTP sequence number of the next packet sent.
+    rtp_sequence: u16,
+    buf: Vec<u8>,
+}
+
+impl Run {
+    fn new(sender: Sender) -> Result<Run, SendError> {
+        let config = &sender.config;
+        let transport = &config.url.transport;
+        let ccid = transport.ccid();
+        let mut connection = ConnectionConfig {
+            ccid,
+            accepted_ccids: vec![ccid],
+            max_packet_size: transport.max_packet,
+            handshake_timeout: config.handshake_timeout,
+            close_timeout: config.close_timeout,
+            msl: Duration::from_secs(1),
+            ..ConnectionConfig::default()
+        };
+        connection.tfrc.segment_size = connection.max_payload().max(1);
+        let clock = Clock::new();
+        let start = clock.now();
+        let seed = random_u64(u64::from(sender.target.port()));
+        let session_config = SessionConfig {
+            connection,
+            count: transport.count(),
+            policy: transport.policy,
+            start_offset: transport.start_offset,
+            local_port: 1024 + (seed % 50_000) as u16,
+            remote_port: sender.target.port(),
+            iss_seed: seed,
+            ..SessionConfig::default()
+        };
+        let session = SenderSession::new(session_config, start)
+            .map_err(|e| SendError::Config(e.to_string()))?;
+        let max_datagram = session.max_datagram();
+        let packetizer = FramePacketizer::new(max_datagram)
+            .map_err(|e| SendError::Config(format!("max_packet {}: {e}", transport.max_packet)))?;
+        // A slice of the encoder fits a packet with its RTP header.
+        let slice_max = u32::try_from(max_datagram.saturating_sub(16)).unwrap_or(u32::MAX);
+        let source = Source::open(&config.source, config.looped, config.fps, slice_max)?;
+        let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
+        let report = SendReport {
+            target: sender.target.to_string(),
+            ..SendReport::default()
+        };
+        Ok(Run {
+            sender,
+            clock,
+            start,
+            session,
+            source,
+            packetizer,
+            pending: VecDeque::new(),
+            sink,
+            report,
+            media_start: None,
+            anchor: None,
+            next_frame: 0,
+            gop: 0,
+            source_ended: false,
+            rtp_sequence: 0,
+            buf: Vec::with_capacity(2048),
+        })
+    }
+
+    fn run(mut self, stop: &AtomicBool) -> Result<SendReport, SendError> {
+        let interval = self.sender.config.stats.interval;
+        let mut next_stats = interval.map(|i| self.start + i);
+        let mut closing: Option<Instant> = None;
+        let mut failure: Option<SendError> = None;
+        loop {
+            let now = self.clock.now();
+            if let Some(since) = closing {
+                if self.all_closed()
+                    || now - since > self.sender.config.close_timeout + Duration::from_millis(200)
+                {
+                    self.report.closed_cleanly = self.all_closed();
+                    break;
+                }
+            } else if let Some(reason) = self.stop_reason(now, stop) {
+                self.report.stopped_by = reason.into();
+                self.session.close(now);
+                closing = Some(now);
+            }
+            if self.media_start.is_none() {
+                if self.any_connected() {
+                    self.media_start = Some(now);
+                } else if now - self.start > self.sender.config.handshake_timeout {
+                    return Err(SendError::HandshakeTimeout {
+                        target: self.sender.target,
+                        after: self.sender.config.handshake_timeout,
+                    });
+                }
+            }
+            if self.session.poll_timeout().is_some_and(|t| t <= now) {
+                self.session.handle_timeout(now);
+            }
+            if closing.is_none() {
+                if let Err(error) = self.pull_frames(now) {
+                    // Close the connections in order before reporting it.
+                    self.report.stopped_by = "error".into();
+                    self.session.close(now);
+                    closing = Some(now);
+                    failure = Some(error);
+                }
+                self.feed(now);
+            }
+            self.transmit(now, closing.is_some())?;
+            self.events()?;
+            if let Some(at) = next_stats.filter(|t| *t <= now) {
+                self.stats_line(now)?;
+                next_stats = interval.map(|i| (at + i).max(now));
+            }
+            // Pacing and frame times need the precise wait; the rest not.
+            let precise = [self.session.poll_timeout(), self.next_release(now)]
+                .into_iter()
+                .flatten()
+                .min();
+            let coarse = [next_stats, Some(now + MAX_SLEEP)]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(now + MAX_SLEEP);
+            let mut incoming = match precise.filter(|p| *p <= coarse) {
+                Some(deadline) => self.sender.link.wait(&self.clock, deadline),
+                None => self.sender.link.wait_coarse(&self.clock, coarse),
+            };
+            while let Some(message) = incoming {
+                match message {
+                    Incoming::Datagram(_, bytes) => {
+                        self.session.handle_datagram(self.clock.now(), &bytes);
+                    }
+                    Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
+                }
+                incoming = self.sender.link.try_recv();
+            }
+        }
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        self.finish()
+    }
+
+    fn stop_reason(&self, now: Instant, stop: &AtomicBool) -> Option<&'static str> {
+        if stop.load(Ordering::Relaxed) {
+            return Some("signal");
+        }
+        if self
+            .sender
+            .config
+            .duration
+            .is_some_and(|d| now - self.start >= d)
+        {
+            return Some("duration");
+        }
+        let endpoint = self.session.endpoint();
+        let drained = endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .all(|c| c.send_queue_len() == 0);
+        (self.source_ended && self.pending.is_empty() && self.session.queued() == 0 && drained)
+            .then_some("end")
+    }
+
+    fn any_connected(&self) -> bool {
+        let endpoint = self.session.endpoint();
+        endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .any(|c| matches!(c.state(), State::PartOpen | State::Open))
+    }
+
+    fn all_closed(&self) -> bool {
+        let endpoint = self.session.endpoint();
+        endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .all(|c| c.state() >= State::TimeWait)
+    }
+
+    fn socket_error(&mut self, error: io::Error, closing: bool) -> Result<(), SendError> {
+        if error.kind() != io::ErrorKind::ConnectionRefused {
+            return Err(SendError::Socket {
+                what: format!("socket to {}", self.sender.target),
+                error,
+            });
+        }
+        if closing {
+            // The receiver finished first: nothing more to close.
+            return Ok(());
+        }
+        if self.media_start.is_none() {
+            Err(SendError::NoListener(self.sender.target))
+        } else {
+            Err(SendError::PeerGone(self.sender.target))
+        }
+    }
+
+    /// When the next live frame is due.
+    /// When the next live frame is due. A frame whose time has come but
+    /// that the reader has not delivered yet (a pipe behind its frame
+    /// rate) is looked for again after [`SOURCE_POLL`].
+    fn next_release(&self, now: Instant) -> Option<Instant> {
+        if self.media_start.is_none() || self.sender.config.mode != Mode::Live || self.source_ended
+        {
+            return None;
+        }
+        Some(match self.anchor {
+            Some(anchor) => self.release(anchor, self.next_frame).max(now + SOURCE_POLL),
+            None => now + SOURCE_POLL,
+        })
+    }
+
+    fn release(&self, start: Instant, frame: u64) -> Instant {
+        start + Duration::from_secs_f64(frame as f64 / self.sender.config.fps)
+    }
+
+    /// Takes the frames that are due from the source and packetizes them.
+    fn pull_frames(&mut self, now: Instant) -> Result<(), SendError> {
+        if self.media_start.is_none() {
+            return Ok(());
+        }
+        let live = self.sender.config.mode == Mode::Live;
+        while !self.source_ended {
+            let release = self
+                .anchor
+                .map_or(now, |anchor| self.release(anchor, self.next_frame));
+            if live && release > now {
+                break;
+            }
+            if !live && self.pending.len() >= ON_DEMAND_PENDING {
+                break;
+            }
+            let frame = match self.source.next()? {
+                Next::Frame(frame) => frame,
+                Next::NotYet => break,
+                Next::End => {
+                    self.source_ended = true;
+                    break;
+                }
+            };
+            self.anchor.get_or_insert(now);
+            let index = self.next_frame;
+            self.next_frame += 1;
+            self.report.frames_read += 1;
+            if index > 0 && (frame.idr || frame.frame_type == FrameType::I) {
+                self.gop += 1;
+            }
+            let deadline = live.then(|| release + self.sender.config.startup_delay);
+            let timestamp = rtp_timestamp(index, self.sender.config.fps);
+            let packets = self
+                .packetizer
+                .packetize(timestamp, frame.nal_units.iter().map(Vec::as_slice))
+                .map_err(|e| SendError::Source {
+                    source_name: "packetizer".into(),
+                    reason: e.to_string(),
+                })?;
+            for (i, packet) in packets.into_iter().enumerate() {
+                self.pending.push_back(Pending {
+                    packet,
+                    frame: index,
+                    frame_type: frame.frame_type,
+                    first_of_frame: i == 0,
+                    deadline,
+                    gop: self.gop,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves packets into the session, dropping late frames in live mode.
+    fn feed(&mut self, now: Instant) {
+        let depth = match self.sender.config.mode {
+            Mode::Live => (self.session.open_connections() * 4).max(8),
+            Mode::OnDemand => ON_DEMAND_FEED,
+        };
+        let one_way = self.one_way_delay();
+        while self.session.queued() < depth {
+            let Some(next) = self.pending.front() else {
+                break;
+            };
+            if next
+                .deadline
+                .is_some_and(|d| live_frame_is_late(next.frame_type, now, one_way, d))
+            {
+                let frame = next.frame;
+                while self.pending.front().is_some_and(|p| p.frame == frame) {
+                    self.pending.pop_front();
+                }
+                self.report.frames_late += 1;
+                continue;
+            }
+            let Some(mut packet) = self.pending.pop_front() else {
+                break;
+            };
+            // RTP sequence numbers count the packets sent: frames dropped
+            // before sending leave no gap for the receiver to take as loss
+            // (RFC 3550 §5.1: "increments by one for each RTP data packet
+            // sent").
+            if let Some(field) = packet.packet.get_mut(2..4) {
+                field.copy_from_slice(&self.rtp_sequence.to_be_bytes());
+            }
+            match self.session.send(now, &packet.packet, packet.gop) {
+                Ok(()) => {
+                    self.rtp_sequence = self.rtp_sequence.wrapping_add(1);
+                    self.report.packets_sent += 1;
+                    self.report.bytes_sent += packet.packet.len() as u64;
+                    if packet.first_of_frame {
+                        self.report.frames_sent += 1;
+                    }
+                }
+                Err(_) => {
+                    let frame = packet.frame;
+                    while self.pending.front().is_some_and(|p| p.frame == frame) {
+                        self.pending.pop_front();
+                    }
+                    self.report.frames_dropped += 1;
+                }
+            }
+        }
+    }
+
+    /// Half the smallest RTT of the connections.
+    fn one_way_delay(&self) -> Duration {
+        let endpoint = self.session.endpoint();
+        endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .filter_map(|c| c.stats().rtt)
+            .min()
+            .unwrap_or(Duration::ZERO)
+            / 2
+    }
+
+    fn transmit(&mut self, now: Instant, closing: bool) -> Result<(), SendError> {
+        while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
+            let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
+            if let Err(error) = self.sender.link.send(bytes) {
+                match error.kind() {
+                    // The kernel's buffer is full: the packet is lost, as on
+                    // a congested link.
+                    io::ErrorKind::WouldBlock => {}
+                    _ => self.socket_error(error, closing)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn events(&mut self) -> Result<(), SendError> {
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                SessionEvent::TargetBitrate(rate) => {
+                    self.report.target_bitrate_bps = Some(rate.bits_per_sec());
+                    // An encoder that refuses a bitrate keeps its last one.
+                    match self.source.set_target(rate.bits_per_sec()) {
+                        Ok(Some(bps)) => self.report.encoder_bitrate_bps = Some(bps),
+                        Ok(None) => {}
+                        Err(_) => self.report.encoder_errors += 1,
+                    }
+                }
+                SessionEvent::ConnectionLost { .. } => self.report.connections_lost += 1,
+                SessionEvent::ConnectionsChanged { .. } => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn stats_line(&mut self, now: Instant) -> Result<(), SendError> {
+        let conns = connection_figures(self.session.endpoint());
+        let rate: f64 = conns.iter().filter_map(|c| c.allowed_rate_bps).sum();
+        let rtt = conns
+            .iter()
+            .filter_map(|c| c.rtt_s)
+            .fold(f64::NAN, f64::min);
+        let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
+        let time_s = (now - self.start).as_secs_f64();
+        let line = format!(
+            "{time_s:7.1}s send: {} conns, allowed {}, rtt {rtt}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
+            self.session.open_connections(),
+            human_rate(rate),
+            p,
+            self.report.frames_sent,
+            self.report.frames_late,
+            self.report.frames_dropped,
+            self.report.packets_sent,
+        );
+        let record = SendStatsLine {
+            time_s,
+            role: "send",
+            connections: self.session.open_connections(),
+            target_bitrate_bps: self.report.target_bitrate_bps,
+            encoder_bitrate_bps: self.report.encoder_bitrate_bps,
+            frames_sent: self.report.frames_sent,
+            frames_late: self.report.frames_late,
+            frames_dropped: self.report.frames_dropped,
+            packets_sent: self.report.packets_sent,
+            bytes_sent: self.report.bytes_sent,
+            session_queue: self.session.queued(),
+            conns: &conns,
+        };
+        self.sink.report(&line, &record).map_err(SendError::Stats)
+    }
+
+    fn finish(mut self) -> Result<SendReport, SendError> {
+        self.report.elapsed_s = self.clock.elapsed().as_secs_f64();
+        self.report.connections_max = self.session.max_open_connections();
+        self.report.connections_mean = self.session.mean_open_connections();
+        self.sink
+            .report(
+                &format!(
+                    "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",
+                    self.report.stopped_by,
+                    self.report.frames_sent,
+                    self.report.frames_late,
+                    self.report.frames_dropped,
+                    self.report.packets_sent,
+                    self.report.bytes_sent,
+                    self.report.elapsed_s
+                ),
+                &Summary {
+                    summary: &self.report,
+                },
+            )
+            .map_err(SendError::Stats)?;
+        Ok(self.report)
+    }
+}

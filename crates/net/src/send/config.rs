@@ -1,0 +1,151 @@
+//! The sender's configuration, errors and report.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::SourceSpec;
+use crate::stats::StatsConfig;
+use crate::url::{DccpUrl, UrlError};
+
+/// How frames are released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Frame i at i/fps; frames that would be late are dropped.
+    Live,
+    /// As fast as the connections allow; nothing is dropped.
+    OnDemand,
+}
+
+/// What a [`Sender`](super::Sender) does.
+#[derive(Clone, Debug)]
+pub struct SendConfig {
+    /// The frames.
+    pub source: SourceSpec,
+    /// Where to, and the transport's options.
+    pub url: DccpUrl,
+    /// Live or on demand.
+    pub mode: Mode,
+    /// Repeat a file source.
+    pub looped: bool,
+    /// Frames per second.
+    pub fps: f64,
+    /// Live mode: a frame's deadline is its release time plus this.
+    pub startup_delay: Duration,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Give up when no connection opened within this.
+    pub handshake_timeout: Duration,
+    /// The longest the Close handshake may take at the end.
+    pub close_timeout: Duration,
+    /// Statistics.
+    pub stats: StatsConfig,
+}
+
+impl SendConfig {
+    /// A configuration with the defaults (live, 25 fps, 2 s start-up
+    /// delay, 5 s handshake timeout, 2 s close timeout).
+    pub fn new(source: SourceSpec, url: DccpUrl) -> SendConfig {
+        SendConfig {
+            source,
+            url,
+            mode: Mode::Live,
+            looped: false,
+            fps: 25.0,
+            startup_delay: Duration::from_secs(2),
+            duration: None,
+            handshake_timeout: Duration::from_secs(5),
+            close_timeout: Duration::from_secs(2),
+            stats: StatsConfig::default(),
+        }
+    }
+}
+
+/// Why the sender failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The URL is unusable.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// A bad setting.
+    #[error("{0}")]
+    Config(String),
+    /// The source failed.
+    #[error("{source_name}: {reason}")]
+    Source {
+        /// Which source.
+        source_name: String,
+        /// What happened.
+        reason: String,
+    },
+    /// A socket call failed.
+    #[error("{what}: {error}")]
+    Socket {
+        /// What was being done.
+        what: String,
+        /// The error.
+        error: io::Error,
+    },
+    /// ICMP port unreachable during the handshake.
+    #[error("no DCCP listener at {0} (connection refused)")]
+    NoListener(SocketAddr),
+    /// No connection opened in time.
+    #[error("handshake with {target} timed out after {} s", .after.as_secs_f64())]
+    HandshakeTimeout {
+        /// The receiver.
+        target: SocketAddr,
+        /// The timeout.
+        after: Duration,
+    },
+    /// The receiver disappeared while streaming.
+    #[error("the receiver at {0} went away (connection refused)")]
+    PeerGone(SocketAddr),
+    /// The statistics file could not be written.
+    #[error("statistics: {0}")]
+    Stats(io::Error),
+}
+
+pub(super) fn socket_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> SendError {
+    let what = what.into();
+    move |error| SendError::Socket { what, error }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SendReport {
+    /// The receiver.
+    pub target: String,
+    /// Seconds from start to exit.
+    pub elapsed_s: f64,
+    /// Why it stopped: `end` (of the source), `signal` or `duration`.
+    pub stopped_by: String,
+    /// Frames taken from the source.
+    pub frames_read: u64,
+    /// Frames whose first packet was handed to the session.
+    pub frames_sent: u64,
+    /// Frames (or the rest of frames) dropped as late (live mode).
+    pub frames_late: u64,
+    /// Frames dropped for another reason (a packet the session refused).
+    pub frames_dropped: u64,
+    /// RTP packets handed to the session.
+    pub packets_sent: u64,
+    /// Bytes of those RTP packets.
+    pub bytes_sent: u64,
+    /// The most connections open at once.
+    pub connections_max: usize,
+    /// The mean number of open connections over the RTT samples.
+    pub connections_mean: Option<f64>,
+    /// The last target bitrate the session published, bits/s.
+    pub target_bitrate_bps: Option<f64>,
+    /// The encoder's last bitrate (generated source), bits/s.
+    pub encoder_bitrate_bps: Option<u32>,
+    /// Bitrate changes the encoder refused.
+    pub encoder_errors: u64,
+    /// Connections lost (handshake timeout or reset).
+    pub connections_lost: u64,
+    /// Every connection closed with the Close handshake in time.
+    pub closed_cleanly: bool,
+}

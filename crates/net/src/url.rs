@@ -1,0 +1,480 @@
+//! `dccp://` URLs: where to send or listen, and the transport's options,
+//! in the habit of SRT tools (`dccp://host:9000?cc=tfrc&conns=4`).
+//!
+//! Keys (all optional; the defaults are the simulator's for a DCCP flow
+//! with multi-connection keys, see `fairstream_sim::scenario`):
+//!
+//! | key | values | default |
+//! |---|---|---|
+//! | `cc` | `tfrc` (CCID 3), `tfrc-sp` (CCID 4), `ccid2` | `tfrc` |
+//! | `conns` | 1..=64: the fixed count, or the count a controller starts from | 1 |
+//! | `controller` | `fixed`, `adaptive`, `multfrc`, `e-multfrc`, `aggregate` | `fixed` when `conns` is given or no multi-connection key is; otherwise `adaptive`, the default controller (`docs/results/multiconn.md` says why) |
+//! | `policy` | `earliest`, `gop-interleave` | `earliest` |
+//! | `start_offset` | a duration: least time between opening two connections | `0.5s` |
+//! | `rtt_min_lifetime` | a duration; absent: the all-time minimum (paper 001) | absent |
+//! | `max_packet` | bytes of a DCCP packet, 200..=65000 | 1400 |
+//!
+//! Port 0 in a listening URL binds any free port.
+//!
+//! A listening URL (`dccp://:9000`, `dccp://0.0.0.0:9000`) takes only `cc`
+//! (the one CCID it accepts) and `max_packet`.
+
+use std::fmt;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::str::FromStr;
+use std::time::Duration;
+
+use fairstream_proto::cc::multi::{ConnectionCountConfig, MultiConfig};
+use fairstream_proto::conn::Ccid;
+use fairstream_proto::session::SplitPolicy;
+use fairstream_proto::units::parse_duration;
+
+/// What was wrong with a URL.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// Not `dccp://…`.
+    #[error("`{0}` is not a dccp:// URL (expected e.g. dccp://127.0.0.1:9000 or dccp://:9000)")]
+    Scheme(String),
+    /// The port is missing or not a number in 1..=65535.
+    #[error("bad port `{port}` in `{url}` (expected a number in 1..=65535)")]
+    Port {
+        /// The URL.
+        url: String,
+        /// What stood for the port.
+        port: String,
+    },
+    /// A sending URL without a host.
+    #[error("`{0}` names no host to send to (only a listening URL may omit it)")]
+    NoHost(String),
+    /// The host does not resolve.
+    #[error("cannot resolve `{host}`: {reason}")]
+    Resolve {
+        /// The host and port.
+        host: String,
+        /// Why.
+        reason: String,
+    },
+    /// An unknown query key.
+    #[error("unknown option `{key}` in `{url}` (known: {known})")]
+    UnknownKey {
+        /// The URL.
+        url: String,
+        /// The key.
+        key: String,
+        /// The keys accepted here.
+        known: &'static str,
+    },
+    /// A key given twice.
+    #[error("option `{key}` given twice in `{url}`")]
+    DuplicateKey {
+        /// The URL.
+        url: String,
+        /// The key.
+        key: String,
+    },
+    /// A bad value.
+    #[error("bad value `{value}` for `{key}`: {reason}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// What is expected.
+        reason: String,
+    },
+}
+
+/// The connection-count controller named in a URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controller {
+    /// `fixed`: `conns` connections.
+    Fixed,
+    /// `adaptive`: the default controller, paper 001's IIAD rule with a
+    /// start-up and a packet-time queueing threshold
+    /// ([`MultiConfig::ADAPTIVE`]).
+    Adaptive,
+    /// `multfrc`: paper 001's IIAD rule.
+    Multfrc,
+    /// `e-multfrc`: paper 000 eq. 2.
+    EMultfrc,
+    /// `aggregate`: one connection at the MulTFRC rate of a fractional n.
+    Aggregate,
+}
+
+/// The transport options of a URL.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransportOptions {
+    /// The CCID.
+    pub cc: Ccid,
+    /// Connections (fixed), or the count a controller starts from.
+    pub conns: u32,
+    /// Who decides the count.
+    pub controller: Controller,
+    /// How datagrams are split across connections.
+    pub policy: SplitPolicy,
+    /// The least time between opening two connections.
+    pub start_offset: Duration,
+    /// How long an `ave_rtt` may stay the controller's `rtt_min`.
+    pub rtt_min_lifetime: Option<Duration>,
+    /// Bytes of a DCCP packet (header included).
+    pub max_packet: usize,
+}
+
+impl Default for TransportOptions {
+    fn default() -> Self {
+        TransportOptions {
+            cc: Ccid::Tfrc,
+            conns: 1,
+            controller: Controller::Fixed,
+            policy: SplitPolicy::Earliest,
+            start_offset: Duration::from_millis(500),
+            rtt_min_lifetime: None,
+            max_packet: 1400,
+        }
+    }
+}
+
+impl TransportOptions {
+    /// The session's connection-count configuration (as the simulator
+    /// builds it for a scenario's transport).
+    pub fn count(&self) -> ConnectionCountConfig {
+        let multi = MultiConfig {
+            initial: f64::from(self.conns),
+            rtt_min_lifetime: self.rtt_min_lifetime,
+            ..MultiConfig::MULTFRC
+        };
+        match self.controller {
+            Controller::Fixed => ConnectionCountConfig::Fixed(self.conns),
+            Controller::Multfrc => ConnectionCountConfig::Multfrc(multi),
+            Controller::Adaptive => ConnectionCountConfig::Multfrc(MultiConfig {
+                initial: f64::from(self.conns),
+                rtt_min_lifetime: self.rtt_min_lifetime,
+                ..MultiConfig::ADAPTIVE
+            }),
+            Controller::EMultfrc => ConnectionCountConfig::EMultfrc(MultiConfig {
+                initial: f64::from(self.conns),
+                rtt_min_lifetime: self.rtt_min_lifetime,
+                ..MultiConfig::E_MULTFRC
+            }),
+            Controller::Aggregate => ConnectionCountConfig::Aggregate(multi),
+        }
+    }
+
+    /// The CCID the connections run: the aggregate runs MulTFRC in the
+    /// experimental CCID reserved for it.
+    pub fn ccid(&self) -> Ccid {
+        if self.controller == Controller::Aggregate {
+            Ccid::MulTfrcExperimental
+        } else {
+            self.cc
+        }
+    }
+}
+
+/// A parsed `dccp://` URL.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DccpUrl {
+    /// The host (`None` in a listening URL such as `dccp://:9000`).
+    pub host: Option<String>,
+    /// The UDP port (also the receiver's DCCP port).
+    pub port: u16,
+    /// The options.
+    pub transport: TransportOptions,
+    text: String,
+    /// Keys given in the query.
+    keys: Vec<String>,
+}
+
+const SENDER_KEYS: &str =
+    "cc, conns, controller, policy, start_offset, rtt_min_lifetime, max_packet";
+const LISTENER_KEYS: &str = "cc, max_packet";
+
+impl fmt::Display for DccpUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl FromStr for DccpUrl {
+    type Err = UrlError;
+
+    fn from_str(text: &str) -> Result<DccpUrl, UrlError> {
+        let rest = text
+            .strip_prefix("dccp://")
+            .ok_or_else(|| UrlError::Scheme(text.to_owned()))?;
+        let (authority, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let authority = authority.strip_suffix('/').unwrap_or(authority);
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let (host, after) = v6.split_once(']').ok_or_else(|| UrlError::Port {
+                url: text.to_owned(),
+                port: authority.to_owned(),
+            })?;
+            (host, after.strip_prefix(':').unwrap_or(after))
+        } else {
+            authority.rsplit_once(':').unwrap_or((authority, ""))
+        };
+        let port = match port.parse::<u16>() {
+            // Port 0 binds any free port (a listener in tests); sending
+            // to it is refused in `target`.
+            Ok(p) => p,
+            _ => {
+                return Err(UrlError::Port {
+                    url: text.to_owned(),
+                    port: port.to_owned(),
+                })
+            }
+        };
+        let mut url = DccpUrl {
+            host: (!host.is_empty()).then(|| host.to_owned()),
+            port,
+            transport: TransportOptions::default(),
+            text: text.to_owned(),
+            keys: Vec::new(),
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if url.keys.iter().any(|k| k == key) {
+                return Err(UrlError::DuplicateKey {
+                    url: text.to_owned(),
+                    key: key.to_owned(),
+                });
+            }
+            url.set(key, value)?;
+            url.keys.push(key.to_owned());
+        }
+        // As in a scenario file: a multi-connection key without `conns` or
+        // `controller` asks for the default controller.
+        let given = |k: &str| url.keys.iter().any(|key| key == k);
+        if !given("controller")
+            && !given("conns")
+            && ["policy", "start_offset", "rtt_min_lifetime"]
+                .iter()
+                .any(|k| given(k))
+        {
+            url.transport.controller = Controller::Adaptive;
+        }
+        Ok(url)
+    }
+}
+
+fn bad(key: &str, value: &str, reason: impl Into<String>) -> UrlError {
+    UrlError::BadValue {
+        key: key.to_owned(),
+        value: value.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+impl DccpUrl {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), UrlError> {
+        let t = &mut self.transport;
+        match key {
+            "cc" => {
+                t.cc = match value {
+                    "tfrc" => Ccid::Tfrc,
+                    "tfrc-sp" => Ccid::TfrcSp,
+                    "ccid2" => Ccid::Ccid2,
+                    _ => return Err(bad(key, value, "expected tfrc, tfrc-sp or ccid2")),
+                }
+            }
+            "conns" => {
+                t.conns = match value.parse::<u32>() {
+                    Ok(n) if (1..=64).contains(&n) => n,
+                    _ => return Err(bad(key, value, "expected a whole number in 1..=64")),
+                }
+            }
+            "controller" => {
+                t.controller = match value {
+                    "fixed" => Controller::Fixed,
+                    "adaptive" => Controller::Adaptive,
+                    "multfrc" => Controller::Multfrc,
+                    "e-multfrc" => Controller::EMultfrc,
+                    "aggregate" => Controller::Aggregate,
+                    _ => {
+                        return Err(bad(
+                            key,
+                            value,
+                            "expected fixed, adaptive, multfrc, e-multfrc or aggregate",
+                        ))
+                    }
+                }
+            }
+            "policy" => {
+                t.policy = match value {
+                    "earliest" => SplitPolicy::Earliest,
+                    "gop-interleave" => SplitPolicy::GopInterleave,
+                    _ => return Err(bad(key, value, "expected earliest or gop-interleave")),
+                }
+            }
+            "start_offset" => {
+                t.start_offset =
+                    parse_duration(value).map_err(|e| bad(key, value, e.to_string()))?
+            }
+            "rtt_min_lifetime" => {
+                t.rtt_min_lifetime =
+                    Some(parse_duration(value).map_err(|e| bad(key, value, e.to_string()))?)
+            }
+            "max_packet" => {
+                t.max_packet = match value.parse::<usize>() {
+                    Ok(n) if (200..=65_000).contains(&n) => n,
+                    _ => return Err(bad(key, value, "expected bytes in 200..=65000")),
+                }
+            }
+            _ => {
+                return Err(UrlError::UnknownKey {
+                    url: self.text.clone(),
+                    key: key.to_owned(),
+                    known: SENDER_KEYS,
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// The address to send to (the host must be given).
+    pub fn target(&self) -> Result<SocketAddr, UrlError> {
+        if self.port == 0 {
+            return Err(UrlError::Port {
+                url: self.text.clone(),
+                port: "0".into(),
+            });
+        }
+        self.resolve()
+    }
+
+    fn resolve(&self) -> Result<SocketAddr, UrlError> {
+        let host = self
+            .host
+            .as_deref()
+            .ok_or_else(|| UrlError::NoHost(self.text.clone()))?;
+        let joined = if host.contains(':') {
+            format!("[{host}]:{}", self.port)
+        } else {
+            format!("{host}:{}", self.port)
+        };
+        joined
+            .to_socket_addrs()
+            .map_err(|e| UrlError::Resolve {
+                host: joined.clone(),
+                reason: e.to_string(),
+            })?
+            .next()
+            .ok_or_else(|| UrlError::Resolve {
+                host: joined.clone(),
+                reason: "no address".into(),
+            })
+    }
+
+    /// The address to listen on (all interfaces when no host is given);
+    /// only the listener's keys are allowed.
+    pub fn listen_address(&self) -> Result<SocketAddr, UrlError> {
+        if let Some(key) = self
+            .keys
+            .iter()
+            .find(|k| !matches!(k.as_str(), "cc" | "max_packet"))
+        {
+            return Err(UrlError::UnknownKey {
+                url: self.text.clone(),
+                key: key.clone(),
+                known: LISTENER_KEYS,
+            });
+        }
+        match &self.host {
+            None => Ok(SocketAddr::from(([0, 0, 0, 0], self.port))),
+            Some(_) => self.resolve(),
+        }
+    }
+
+    /// Whether the query named `cc`.
+    pub fn names_cc(&self) -> bool {
+        self.keys.iter().any(|k| k == "cc")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_sender_url() {
+        let url: DccpUrl =
+            "dccp://127.0.0.1:9000?cc=tfrc-sp&conns=4&controller=e-multfrc&policy=gop-interleave&start_offset=0.25s&max_packet=1000"
+                .parse()
+                .unwrap();
+        assert_eq!(url.host.as_deref(), Some("127.0.0.1"));
+        assert_eq!(url.port, 9000);
+        let t = &url.transport;
+        assert_eq!(t.cc, Ccid::TfrcSp);
+        assert_eq!(t.conns, 4);
+        assert_eq!(t.controller, Controller::EMultfrc);
+        assert_eq!(t.policy, SplitPolicy::GopInterleave);
+        assert_eq!(t.start_offset, Duration::from_millis(250));
+        assert_eq!(t.max_packet, 1000);
+        assert_eq!(url.target().unwrap().port(), 9000);
+        let any: DccpUrl = "dccp://127.0.0.1:0".parse().unwrap();
+        assert_eq!(any.listen_address().unwrap().port(), 0);
+        let error = any.target().unwrap_err().to_string();
+        assert!(error.contains("bad port `0`"), "{error}");
+    }
+
+    #[test]
+    fn listening_urls() {
+        let url: DccpUrl = "dccp://:9000".parse().unwrap();
+        assert_eq!(url.host, None);
+        assert_eq!(url.listen_address().unwrap().port(), 9000);
+        assert!(matches!(url.target(), Err(UrlError::NoHost(_))));
+        let v6: DccpUrl = "dccp://[::1]:9000".parse().unwrap();
+        assert_eq!(v6.host.as_deref(), Some("::1"));
+        assert!(v6.target().unwrap().is_ipv6());
+        let with_conns: DccpUrl = "dccp://:9000?conns=2".parse().unwrap();
+        let error = with_conns.listen_address().unwrap_err().to_string();
+        assert!(error.contains("`conns`"), "{error}");
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let cases = [
+            ("http://x:1", "not a dccp:// URL"),
+            ("dccp://host", "bad port ``"),
+            ("dccp://host:99999", "bad port `99999`"),
+            ("dccp://host:9?cc=tcp", "bad value `tcp` for `cc`"),
+            ("dccp://host:9?conns=0", "bad value `0` for `conns`"),
+            ("dccp://host:9?conns=65", "bad value `65` for `conns`"),
+            ("dccp://host:9?controller=x", "for `controller`"),
+            ("dccp://host:9?policy=x", "for `policy`"),
+            ("dccp://host:9?start_offset=5", "for `start_offset`"),
+            ("dccp://host:9?colour=red", "unknown option `colour`"),
+            ("dccp://host:9?cc=tfrc&cc=ccid2", "`cc` given twice"),
+        ];
+        for (text, expected) in cases {
+            let error = text.parse::<DccpUrl>().unwrap_err().to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn aggregate_runs_the_experimental_ccid() {
+        let url: DccpUrl = "dccp://h:1?controller=aggregate&conns=2".parse().unwrap();
+        assert_eq!(url.transport.ccid(), Ccid::MulTfrcExperimental);
+        assert!(matches!(
+            url.transport.count(),
+            ConnectionCountConfig::Aggregate(_)
+        ));
+    }
+
+    #[test]
+    fn the_default_controller_is_the_simulators() {
+        let plain: DccpUrl = "dccp://h:1".parse().unwrap();
+        assert_eq!(plain.transport.controller, Controller::Fixed);
+        assert_eq!(plain.transport.conns, 1);
+        let counted: DccpUrl = "dccp://h:1?conns=4".parse().unwrap();
+        assert_eq!(counted.transport.controller, Controller::Fixed);
+        let split: DccpUrl = "dccp://h:1?policy=gop-interleave".parse().unwrap();
+        assert_eq!(split.transport.controller, Controller::Adaptive);
+        let named: DccpUrl = "dccp://h:1?controller=adaptive".parse().unwrap();
+        assert_eq!(
+            named.transport.count(),
+            ConnectionCountConfig::Multfrc(MultiConfig::ADAPTIVE)
+        );
+    }
+}
