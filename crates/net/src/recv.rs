@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,6 +64,20 @@ pub struct RecvConfig {
     pub max_connections: usize,
     /// Statistics.
     pub stats: StatsConfig,
+    /// Where a copy of every access unit written goes, for an in-process
+    /// consumer such as `fairstream demo` (`None`: nowhere).
+    pub access_units: Option<mpsc::Sender<ReceivedAccessUnit>>,
+}
+
+/// An access unit as the receiver wrote it, for
+/// [`RecvConfig::access_units`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceivedAccessUnit {
+    /// The RTP timestamp of its packets (90 kHz, as the sender wrote it:
+    /// `fairstream send` numbers frame i as i/fps seconds).
+    pub rtp_timestamp: u32,
+    /// Its NAL units, without start codes (damaged ones included).
+    pub nal_units: Vec<Vec<u8>>,
 }
 
 impl RecvConfig {
@@ -77,6 +92,7 @@ impl RecvConfig {
             prebuffer: Duration::from_secs(1),
             max_connections: 64,
             stats: StatsConfig::default(),
+            access_units: None,
         }
     }
 }
@@ -434,6 +450,13 @@ impl RecvRun {
             let step = self.assembler.frame_interval_s().unwrap_or(0.04);
             self.player
                 .on_frame(now, unit.timestamp as f64 / CLOCK_RATE + step);
+            if let Some(tap) = &self.receiver.config.access_units {
+                // A consumer that went away wants no more.
+                let _ = tap.send(ReceivedAccessUnit {
+                    rtp_timestamp: self.assembler.rtp_timestamp(unit.timestamp),
+                    nal_units: unit.nal_units,
+                });
+            }
         }
         Ok(())
     }

@@ -38,6 +38,8 @@ pub(super) struct Assembler {
     depacketizer: Depacketizer,
     current: Option<(i64, Vec<Vec<u8>>, bool, usize)>,
     last_timestamp: Option<u32>,
+    /// The RTP timestamp the extended ones count from.
+    first_timestamp: Option<u32>,
     extended: i64,
     previous_completed: Option<i64>,
     /// The smallest positive step between two frames' timestamps.
@@ -66,6 +68,7 @@ impl Assembler {
             depacketizer: Depacketizer::new(DepacketizerConfig::default()),
             current: None,
             last_timestamp: None,
+            first_timestamp: None,
             extended: 0,
             previous_completed: None,
             frame_step: None,
@@ -90,6 +93,14 @@ impl Assembler {
     /// Missing packets the depacketizer saw.
     pub(super) fn missing_packets(&self) -> u64 {
         self.depacketizer.stats().missing_packets
+    }
+
+    /// The RTP timestamp of an extended one (as the sender wrote it).
+    pub(super) fn rtp_timestamp(&self, extended: i64) -> u32 {
+        // Wrapping back to 32 bits is the point: RTP timestamps wrap.
+        self.first_timestamp
+            .unwrap_or(0)
+            .wrapping_add(extended as u32)
     }
 
     /// Takes one RTP packet; returns the access units it completed.
@@ -163,6 +174,7 @@ impl Assembler {
             self.extended += i64::from(timestamp.wrapping_sub(last) as i32);
         }
         self.last_timestamp = Some(timestamp);
+        self.first_timestamp.get_or_insert(timestamp);
         self.extended
     }
 
@@ -236,6 +248,20 @@ mod tests {
         assert_eq!(assembler.lost.unknown, 2);
         assert_eq!(assembler.frames_damaged, 0);
         assert_eq!(assembler.frame_interval_s(), Some(0.04));
+    }
+
+    #[test]
+    fn the_sender_timestamps_are_given_back_across_wrap_around() {
+        let mut assembler = Assembler::new();
+        let slice = [0x41, 0x9a, 0x00, 0x01];
+        let first = u32::MAX - 3599;
+        let mut given = Vec::new();
+        for (seq, timestamp) in [(0u16, first), (1, first.wrapping_add(7200))] {
+            for unit in assembler.push(&rtp(seq, timestamp, true, &slice)) {
+                given.push(assembler.rtp_timestamp(unit.timestamp));
+            }
+        }
+        assert_eq!(given, [first, 3600]);
     }
 
     #[test]
