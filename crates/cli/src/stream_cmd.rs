@@ -127,7 +127,7 @@ fn parse_fps(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
+pub(crate) fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let parsed = text
         .split_once('x')
         .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
