@@ -29,7 +29,7 @@ use fairstream_proto::session::{SenderSession, SessionConfig, SessionEvent};
 use fairstream_proto::time::Instant;
 use serde::Serialize;
 
-pub use config::{Mode, SendConfig, SendError, SendReport};
+pub use config::{Mode, SendConfig, SendError, SendReport, SourceFrame};
 pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
 
 use config::socket_error;
@@ -414,6 +414,7 @@ impl Run {
             if index > 0 && (frame.idr || frame.frame_type == FrameType::I) {
                 self.gop += 1;
             }
+            self.sender.config.copy_frame(index, &frame.nal_units);
             let deadline = live.then(|| release + self.sender.config.startup_delay);
             let timestamp = rtp_timestamp(index, self.sender.config.fps);
             let packets = self

@@ -2,6 +2,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -43,6 +44,20 @@ pub struct SendConfig {
     pub close_timeout: Duration,
     /// Statistics.
     pub stats: StatsConfig,
+    /// Where a copy of every frame taken from the source goes, for an
+    /// in-process consumer such as `fairstream demo` (`None`: nowhere).
+    pub frames: Option<mpsc::Sender<SourceFrame>>,
+}
+
+/// A frame as the sender took it from its source, for
+/// [`SendConfig::frames`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFrame {
+    /// Its number: 0 for the first frame (its RTP timestamp is index/fps
+    /// seconds).
+    pub index: u64,
+    /// Its NAL units, without start codes.
+    pub nal_units: Vec<Vec<u8>>,
 }
 
 impl SendConfig {
@@ -60,6 +75,20 @@ impl SendConfig {
             handshake_timeout: Duration::from_secs(5),
             close_timeout: Duration::from_secs(2),
             stats: StatsConfig::default(),
+            frames: None,
+        }
+    }
+}
+
+impl SendConfig {
+    /// Hands a copy of a source frame to [`SendConfig::frames`], if set.
+    pub(super) fn copy_frame(&self, index: u64, nal_units: &[Vec<u8>]) {
+        if let Some(tap) = &self.frames {
+            // A consumer that went away wants no more.
+            let _ = tap.send(SourceFrame {
+                index,
+                nal_units: nal_units.to_vec(),
+            });
         }
     }
 }
