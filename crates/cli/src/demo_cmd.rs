@@ -108,8 +108,10 @@ fn loss(text: &str) -> Result<String, String> {
 pub(super) struct Measured {
     /// What the run produced.
     outcome: RunOutcome,
-    /// The quality of its video.
+    /// The quality of its video as received.
     quality: Quality,
+    /// The quality of its video as encoded, before any loss.
+    encoded: Quality,
     /// Its headline figures.
     figures: Figures,
 }
@@ -136,13 +138,25 @@ fn setup_line(setup: &Setup) -> String {
     )
 }
 
+/// A rate as the command line takes it (`2mbit`, `250kbit`, `1500bit`).
+fn rate_text(rate: Rate) -> String {
+    let bits = rate.bits_per_sec();
+    if bits >= 1e6 && bits % 1e6 == 0.0 {
+        format!("{}mbit", bits / 1e6)
+    } else if bits >= 1e3 && bits % 1e3 == 0.0 {
+        format!("{}kbit", bits / 1e3)
+    } else {
+        format!("{bits}bit")
+    }
+}
+
 /// The command line that runs this demo again.
 fn command(args: &DemoArgs) -> String {
     format!(
-        "cargo run --release -- demo --duration {}s --rate {}bit --delay {}ms --queue {} \
+        "cargo run --release -- demo --duration {}s --rate {} --delay {}ms --queue {} \
          --loss '{}' --size {}x{} --gop {} --seed {}",
         args.duration.as_secs_f64(),
-        args.rate.bits_per_sec(),
+        rate_text(args.rate),
         args.delay.as_millis(),
         args.queue,
         args.loss,
@@ -192,13 +206,17 @@ pub(crate) fn run(args: &DemoArgs) -> anyhow::Result<()> {
             outcome.send.frames_read
         ));
         let units = std::mem::take(&mut outcome.units);
+        let sent = std::mem::take(&mut outcome.sent);
         let frames = usize::try_from(outcome.send.frames_read).unwrap_or(usize::MAX);
-        let quality = quality::measure(&units, frames, setup.size, setup.fps)
-            .with_context(|| format!("run {number} ({})", variant.label))?;
-        let figures = Figures::of(&setup, &outcome, &quality);
+        let context = || format!("run {number} ({})", variant.label);
+        let quality =
+            quality::as_received(&units, frames, setup.size, setup.fps).with_context(context)?;
+        let encoded = quality::as_encoded(&sent, setup.size).with_context(context)?;
+        let figures = Figures::of(&setup, &outcome, &quality, &encoded);
         runs.push(Measured {
             outcome,
             quality,
+            encoded,
             figures,
         });
     }

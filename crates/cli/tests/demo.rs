@@ -70,7 +70,8 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         "multi-connection",
         "throughput",
         "share of the link's capacity",
-        "PSNR (mean)",
+        "PSNR as encoded",
+        "PSNR as received",
         "start-up delay",
         "stalls",
         "the bytes of one TFRC connection",
@@ -88,6 +89,7 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         "connections.png",
         "bitrate.png",
         "psnr.png",
+        "psnr_encoded.png",
         "single.264",
         "multi.264",
     ] {
@@ -119,6 +121,9 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         assert!(throughput > 0.0, "{figures}");
         assert!(share > 0.0 && share <= 1.05, "{figures}");
         assert!(psnr.is_finite() && psnr > 10.0, "{figures}");
+        // Loss only takes away from what the encoder made.
+        let encoded = number(figures, &["psnr_encoded_db"]);
+        assert!(encoded.is_finite() && encoded > psnr - 0.5, "{figures}");
         assert!(number(figures, &["ssim"]) <= 1.0);
         assert!(number(figures, &["connections_mean"]) >= 1.0);
         assert!(number(figures, &["channel_loss"]) < 0.2);

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 use fairstream_sim::plot::{Chart, Series, Style};
 
+use super::quality::Quality;
 use super::run::{Sample, Setup};
 use super::Measured;
 
@@ -93,26 +94,44 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
     });
 
     let fps = setup.fps;
-    let mut psnr = runs.iter().fold(
-        Chart::new("PSNR of every frame", "time (s)", "luma PSNR (dB)"),
-        |chart, run| {
-            let points = run
-                .quality
-                .per_frame
-                .iter()
-                .enumerate()
-                .map(|(i, q)| (i as f64 / fps, q.psnr_db))
-                .collect();
-            chart.series(Series::new(run.outcome.variant.label, points, Style::Line))
-        },
-    );
-    psnr.y_from_zero = false;
-    save(&psnr, dir, "psnr.png")?;
+    let per_frame = |title: &str, pick: &dyn Fn(&Measured) -> &Quality| {
+        let mut chart = runs.iter().fold(
+            Chart::new(title, "time (s)", "luma PSNR (dB)"),
+            |chart, run| {
+                let points = pick(run)
+                    .per_frame
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| (i as f64 / fps, q.psnr_db))
+                    .collect();
+                chart.series(Series::new(run.outcome.variant.label, points, Style::Line))
+            },
+        );
+        chart.y_from_zero = false;
+        chart
+    };
+    save(
+        &per_frame("PSNR of every frame as received", &|run| &run.quality),
+        dir,
+        "psnr.png",
+    )?;
     plots.push(Plot {
         file: "psnr.png",
         caption: "Each received frame against the source frame of the same number, after \
                   decoding with concealment; a frame that did not arrive shows the previous \
-                  one, as a player would."
+                  one, as a player would. A lost packet damages the picture until the next IDR \
+                  frame: the saw teeth."
+            .into(),
+    });
+    save(
+        &per_frame("PSNR of every frame as encoded", &|run| &run.encoded),
+        dir,
+        "psnr_encoded.png",
+    )?;
+    plots.push(Plot {
+        file: "psnr_encoded.png",
+        caption: "The same frames as the encoder produced them, before the link: the quality \
+                  the bitrate bought."
             .into(),
     });
     Ok(plots)

@@ -13,6 +13,7 @@ use fairstream_media::quality::{
 };
 use fairstream_media::stream::CLOCK_RATE;
 use fairstream_net::recv::ReceivedAccessUnit;
+use fairstream_net::send::SourceFrame;
 use serde::Serialize;
 
 /// The quality of one run's video.
@@ -32,34 +33,64 @@ pub(super) struct Quality {
     pub(super) summary: Option<QualitySummary>,
 }
 
-/// Decodes `units` and compares frames `0..frames` with the generated
-/// source of `size` at `fps`.
-pub(super) fn measure(
+/// The frames as the sender took them from the encoder, before any loss:
+/// the quality the encoder reached at the bitrate it was given.
+pub(super) fn as_encoded(sent: &[SourceFrame], size: (u32, u32)) -> anyhow::Result<Quality> {
+    let units = sent
+        .iter()
+        .map(|frame| {
+            (
+                usize::try_from(frame.index).unwrap_or(usize::MAX),
+                annex_b(&frame.nal_units),
+            )
+        })
+        .collect();
+    measure(units, sent.len(), size)
+}
+
+/// What the receiver wrote, each access unit placed at the frame its RTP
+/// timestamp names; `frames` is how many the sender encoded.
+pub(super) fn as_received(
     units: &[ReceivedAccessUnit],
     frames: usize,
     size: (u32, u32),
     fps: f64,
 ) -> anyhow::Result<Quality> {
-    let generator = Generator::new(size.0, size.1)
-        .with_context(|| format!("picture size {}x{}", size.0, size.1))?;
-    let annex_b: Vec<(usize, Vec<u8>)> = units
+    let units = units
         .iter()
         .map(|unit| {
             // `fairstream send` stamps frame i with i/fps seconds.
             let index = (f64::from(unit.rtp_timestamp) * fps / CLOCK_RATE).round() as usize;
-            let mut bytes = Vec::new();
-            for nal in &unit.nal_units {
-                bytes.extend_from_slice(&[0, 0, 0, 1]);
-                bytes.extend_from_slice(nal);
-            }
-            (index, bytes)
+            (index, annex_b(&unit.nal_units))
         })
-        .filter(|(index, _)| *index < frames)
         .collect();
+    measure(units, frames, size)
+}
+
+/// NAL units with start codes.
+fn annex_b(nal_units: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for nal in nal_units {
+        bytes.extend_from_slice(&[0, 0, 0, 1]);
+        bytes.extend_from_slice(nal);
+    }
+    bytes
+}
+
+/// Decodes `units` (frame index, Annex B) and compares frames `0..frames`
+/// with the generated source of `size`.
+fn measure(
+    mut units: Vec<(usize, Vec<u8>)>,
+    frames: usize,
+    size: (u32, u32),
+) -> anyhow::Result<Quality> {
+    let generator = Generator::new(size.0, size.1)
+        .with_context(|| format!("picture size {}x{}", size.0, size.1))?;
+    units.retain(|(index, _)| *index < frames);
     let mut decoder = Decoder::new(DEFAULT_CONCEALMENT).context("cannot start the decoder")?;
     let (decoded, frames_repeated) = decode_aligned(
         &mut decoder,
-        annex_b.iter().map(|(i, b)| (*i, b.as_slice())),
+        units.iter().map(|(i, b)| (*i, b.as_slice())),
         frames,
         size,
     )

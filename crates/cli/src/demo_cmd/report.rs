@@ -50,7 +50,9 @@ struct RunSummary<'a> {
     url: &'a str,
     figures: &'a Figures,
     quality: &'a Quality,
+    quality_encoded: &'a Quality,
     psnr_per_frame_db: Vec<f64>,
+    psnr_encoded_per_frame_db: Vec<f64>,
     samples: &'a [Sample],
     link_forward: LinkFigures,
     send: &'a SendReport,
@@ -85,7 +87,14 @@ pub(super) fn write_summary(
                 url: &run.outcome.url,
                 figures: &run.figures,
                 quality: &run.quality,
+                quality_encoded: &run.encoded,
                 psnr_per_frame_db: run.quality.per_frame.iter().map(|q| q.psnr_db).collect(),
+                psnr_encoded_per_frame_db: run
+                    .encoded
+                    .per_frame
+                    .iter()
+                    .map(|q| q.psnr_db)
+                    .collect(),
                 samples: &run.outcome.samples,
                 link_forward: LinkFigures::from(&run.outcome.link.forward),
                 send: &run.outcome.send,
@@ -168,7 +177,12 @@ fn html(page: &Page<'_>) -> String {
          capacity, and a live encoder that follows it is starved. Several TFRC connections \
          for one stream (paper 001's MULTFRC; fairstream's default controller adds \
          connections while the queue stays short) fill the link, and each connection still \
-         behaves as one TCP-friendly flow.</p>"
+         behaves as one TCP-friendly flow.</p>\n\
+         <p>The live encoder follows the rate the connections allow, so more throughput is a \
+         higher bitrate and a better picture as encoded. On the way, though, every lost packet \
+         damages the picture until the next IDR frame (nothing here repairs losses: no FEC, \
+         no retransmission), and at a few per cent of random loss that damage can outweigh \
+         what the bitrate bought: compare the PSNR as encoded with the PSNR as received.</p>"
     );
 
     out.push_str("<h2>Results</h2>\n<table>\n<tr><th></th>");

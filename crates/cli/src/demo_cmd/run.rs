@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use fairstream_net::emulate::{DirectionConfig, Emulator, EmulatorConfig, EmulatorStats};
 use fairstream_net::recv::{OutputSpec, ReceivedAccessUnit, Receiver, RecvConfig, RecvReport};
-use fairstream_net::send::{SendConfig, SendReport, Sender, SourceSpec};
+use fairstream_net::send::{SendConfig, SendReport, Sender, SourceFrame, SourceSpec};
 use fairstream_net::stats::StatsConfig;
 use fairstream_proto::units::Rate;
 use fairstream_sim::link::Capacity;
@@ -145,6 +145,8 @@ pub(super) struct RunOutcome {
     pub(super) samples: Vec<Sample>,
     /// The access units the receiver wrote, in order.
     pub(super) units: Vec<ReceivedAccessUnit>,
+    /// The frames the sender took from the encoder.
+    pub(super) sent: Vec<SourceFrame>,
 }
 
 /// Progress on stderr: a line rewritten in place on a terminal, a line
@@ -248,6 +250,8 @@ pub(super) fn run(
     send_config.fps = setup.fps;
     send_config.duration = Some(setup.duration);
     send_config.stats = stats(&send_json);
+    let (frames_tap, sent) = mpsc::channel();
+    send_config.frames = Some(frames_tap);
     let sender = match Sender::connect(send_config) {
         Ok(sender) => sender,
         Err(error) => {
@@ -322,6 +326,7 @@ pub(super) fn run(
         link,
         samples,
         units: units.try_iter().collect(),
+        sent: sent.try_iter().collect(),
     })
 }
 
@@ -403,5 +408,7 @@ fn samples(send_json: &Path, recv_json: &Path, offset: f64) -> anyhow::Result<Ve
                 encoder_bitrate_bps: number(v, "encoder_bitrate_bps"),
             })
         })
+        // The line written while the connections close says nothing.
+        .filter(|sample| sample.connections != Some(0.0))
         .collect())
 }

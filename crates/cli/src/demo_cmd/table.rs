@@ -32,7 +32,12 @@ pub(super) struct Figures {
     pub(super) frames_late: u64,
     /// Frames the viewer did not get: the previous picture stayed.
     pub(super) frames_repeated: usize,
-    /// Mean luma PSNR against the source, dB.
+    /// Mean luma PSNR of the frames as encoded (before any loss) against
+    /// the source, dB: what the bitrate bought.
+    pub(super) psnr_encoded_db: Option<f64>,
+    /// Their mean luma SSIM.
+    pub(super) ssim_encoded: Option<f64>,
+    /// Mean luma PSNR of the frames as received against the source, dB.
     pub(super) psnr_db: Option<f64>,
     /// Mean luma SSIM against the source.
     pub(super) ssim: Option<f64>,
@@ -46,7 +51,12 @@ pub(super) struct Figures {
 
 impl Figures {
     /// The figures of `run`.
-    pub(super) fn of(setup: &Setup, run: &RunOutcome, quality: &Quality) -> Figures {
+    pub(super) fn of(
+        setup: &Setup,
+        run: &RunOutcome,
+        quality: &Quality,
+        encoded: &Quality,
+    ) -> Figures {
         let throughput_bps =
             run.recv.bytes_received as f64 * 8.0 / setup.duration.as_secs_f64().max(1e-9);
         let forward = &run.link.forward;
@@ -77,6 +87,8 @@ impl Figures {
             frames_encoded: run.send.frames_read,
             frames_late: run.send.frames_late + run.send.frames_dropped,
             frames_repeated: quality.frames_repeated,
+            psnr_encoded_db: encoded.summary.as_ref().map(|s| s.psnr_db_mean),
+            ssim_encoded: encoded.summary.as_ref().map(|s| s.ssim_mean),
             psnr_db: quality.summary.as_ref().map(|s| s.psnr_db_mean),
             ssim: quality.summary.as_ref().map(|s| s.ssim_mean),
             startup_delay_s: run.recv.startup_delay_s,
@@ -135,10 +147,19 @@ pub(super) fn rows(figures: &[Figures]) -> Vec<Row> {
         row("frames not shown (previous kept)", &|f| {
             f.frames_repeated.to_string()
         }),
-        row("PSNR (mean)", &|f| {
+        row("PSNR as encoded (before loss)", &|f| {
+            optional(f.psnr_encoded_db, |p| format!("{p:.1} dB"))
+        }),
+        row("PSNR as received", &|f| {
             optional(f.psnr_db, |p| format!("{p:.1} dB"))
         }),
-        row("SSIM (mean)", &|f| optional(f.ssim, |s| format!("{s:.3}"))),
+        row("SSIM as encoded / as received", &|f| {
+            format!(
+                "{} / {}",
+                optional(f.ssim_encoded, |s| format!("{s:.3}")),
+                optional(f.ssim, |s| format!("{s:.3}"))
+            )
+        }),
         row("start-up delay", &|f| {
             optional(f.startup_delay_s, |s| format!("{s:.2} s"))
         }),
@@ -193,13 +214,27 @@ pub(super) fn conclusion(single: &Figures, multi: &Figures) -> String {
         single.share_of_capacity * 100.0,
         multi.share_of_capacity * 100.0,
     );
-    if let (Some(before), Some(after)) = (single.psnr_db, multi.psnr_db) {
-        let change = after - before;
-        let verb = if change >= 0.0 { "rose" } else { "fell" };
-        text.push_str(&format!(
-            " and PSNR {verb} {:.1} dB ({before:.1} → {after:.1} dB)",
-            change.abs()
-        ));
+    let change = |label: &str, before: Option<f64>, after: Option<f64>| {
+        let (before, after) = (before?, after?);
+        let verb = if after >= before { "rose" } else { "fell" };
+        Some(format!(
+            "{label} {verb} {:.1} dB ({before:.1} → {after:.1} dB)",
+            (after - before).abs()
+        ))
+    };
+    let parts: Vec<String> = [
+        change(
+            "the encoder's PSNR",
+            single.psnr_encoded_db,
+            multi.psnr_encoded_db,
+        ),
+        change("the received PSNR", single.psnr_db, multi.psnr_db),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !parts.is_empty() {
+        text.push_str(&format!("; {}", parts.join(", ")));
     }
     text
 }
