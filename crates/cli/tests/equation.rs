@@ -238,8 +238,8 @@ fn version_and_help() {
     assert_eq!(
         commands,
         [
-            "equation", "simulate", "decode", "evaluate", "schedule", "send", "recv", "emulate",
-            "help"
+            "demo", "equation", "simulate", "decode", "evaluate", "schedule", "send", "recv",
+            "emulate", "help"
         ]
     );
 }
