@@ -3,15 +3,16 @@
 //! compared with the generator's frame of the same number (the generator
 //! is deterministic, so the reference is made again). A frame that never
 //! arrived shows the previous picture, as a player would (EvalVid's
-//! convention, `fairstream_media::codec::decode_aligned`).
+//! convention, that of `fairstream_media::codec::decode_aligned`).
 
 use anyhow::Context;
-use fairstream_media::codec::{decode_aligned, Decoder, DEFAULT_CONCEALMENT};
+use fairstream_media::codec::{Decoder, DEFAULT_CONCEALMENT};
 use fairstream_media::generator::Generator;
 use fairstream_media::quality::{
     mse_y, psnr_from_mse, ssim_y, summarise, FrameQuality, QualitySummary,
 };
 use fairstream_media::stream::CLOCK_RATE;
+use fairstream_media::yuv::Frame;
 use fairstream_net::recv::ReceivedAccessUnit;
 use fairstream_net::send::SourceFrame;
 use serde::Serialize;
@@ -78,7 +79,10 @@ fn annex_b(nal_units: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Decodes `units` (frame index, Annex B) and compares frames `0..frames`
-/// with the generated source of `size`.
+/// with the generated source of `size`. The pictures are scored as the
+/// decoder gives them, so memory holds one picture however long the run;
+/// the result is `decode_aligned`'s followed by a comparison (the test
+/// checks it).
 fn measure(
     mut units: Vec<(usize, Vec<u8>)>,
     frames: usize,
@@ -88,33 +92,136 @@ fn measure(
         .with_context(|| format!("picture size {}x{}", size.0, size.1))?;
     units.retain(|(index, _)| *index < frames);
     let mut decoder = Decoder::new(DEFAULT_CONCEALMENT).context("cannot start the decoder")?;
-    let (decoded, frames_repeated) = decode_aligned(
-        &mut decoder,
-        units.iter().map(|(i, b)| (*i, b.as_slice())),
+    let mut scorer = Scorer {
+        generator,
         frames,
-        size,
-    )
-    .context("cannot decode the received video")?;
-    let per_frame = decoded
-        .iter()
-        .enumerate()
-        .map(|(index, picture)| {
-            let reference = generator.frame(index as u64);
-            let mse = mse_y(&reference, picture)
-                .with_context(|| format!("frame {index} has another size than the source"))?;
-            let ssim = ssim_y(&reference, picture).unwrap_or(f64::NAN);
-            Ok(FrameQuality {
-                mse,
-                psnr_db: psnr_from_mse(mse),
-                ssim,
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        next: 0,
+        last: None,
+        repeated: 0,
+        per_frame: Vec::with_capacity(frames),
+    };
+    for (index, bytes) in &units {
+        let pictures = decoder
+            .decode(bytes, *index as u64)
+            .with_context(|| format!("cannot decode frame {index}"))?;
+        for (tag, picture) in pictures {
+            scorer.place(tag, picture)?;
+        }
+    }
+    if let Some((tag, picture)) = decoder.flush().context("cannot decode the last frame")? {
+        scorer.place(tag, picture)?;
+    }
+    scorer.repeat_until(frames)?;
     Ok(Quality {
         frames,
-        frames_repeated,
+        frames_repeated: scorer.repeated,
         frames_concealed: decoder.concealed(),
-        summary: summarise(&per_frame),
-        per_frame,
+        summary: summarise(&scorer.per_frame),
+        per_frame: scorer.per_frame,
     })
+}
+
+/// Scores decoded pictures in frame order against the source.
+struct Scorer {
+    generator: Generator,
+    frames: usize,
+    /// The next frame to score.
+    next: usize,
+    /// The picture on screen: the last one decoded.
+    last: Option<Frame>,
+    /// Frames that showed the previous picture.
+    repeated: usize,
+    per_frame: Vec<FrameQuality>,
+}
+
+impl Scorer {
+    /// The decoder's picture for frame `tag`; the frames it skipped show
+    /// the previous picture. A picture for a frame already scored, or past
+    /// the end, is ignored (a Baseline decoder returns them in order).
+    fn place(&mut self, tag: u64, picture: Frame) -> anyhow::Result<()> {
+        let Ok(index) = usize::try_from(tag) else {
+            return Ok(());
+        };
+        if index < self.next || index >= self.frames {
+            return Ok(());
+        }
+        self.repeat_until(index)?;
+        let quality = self.quality(&picture)?;
+        self.per_frame.push(quality);
+        self.next += 1;
+        self.last = Some(picture);
+        Ok(())
+    }
+
+    /// Scores the previous picture (mid-grey before the first) for every
+    /// frame up to `index`.
+    fn repeat_until(&mut self, index: usize) -> anyhow::Result<()> {
+        while self.next < index {
+            let quality = match &self.last {
+                Some(picture) => self.quality(picture)?,
+                None => {
+                    let (width, height) = self.generator.size();
+                    self.quality(&Frame::filled(width, height, 128, 128, 128)?)?
+                }
+            };
+            self.per_frame.push(quality);
+            self.repeated += 1;
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    /// `picture` against the source frame `self.next`.
+    fn quality(&self, picture: &Frame) -> anyhow::Result<FrameQuality> {
+        let index = self.next;
+        let reference = self.generator.frame(index as u64);
+        let mse = mse_y(&reference, picture)
+            .with_context(|| format!("frame {index} has another size than the source"))?;
+        Ok(FrameQuality {
+            mse,
+            psnr_db: psnr_from_mse(mse),
+            ssim: ssim_y(&reference, picture).unwrap_or(f64::NAN),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairstream_media::codec::{decode_aligned, Encoder, EncoderSettings};
+    use fairstream_media::quality::compare;
+
+    #[test]
+    fn scoring_as_decoded_equals_decode_aligned_then_compare() {
+        let size = (64, 48);
+        let generator = Generator::new(size.0, size.1).unwrap();
+        let mut encoder = Encoder::new(EncoderSettings {
+            bitrate_bps: 150_000,
+            fps: 25.0,
+            gop: 10,
+            slice_max_bytes: None,
+        })
+        .unwrap();
+        let frames = 30;
+        let units: Vec<(usize, Vec<u8>)> = (0..frames)
+            .map(|i| (i, encoder.encode(&generator.frame(i as u64)).unwrap()))
+            // Lost: the first frame, two in a row, and the last.
+            .filter(|(i, _)| ![0, 5, 6, 29].contains(i))
+            .collect();
+        let quality = measure(units.clone(), frames, size).unwrap();
+
+        let mut decoder = Decoder::new(DEFAULT_CONCEALMENT).unwrap();
+        let (decoded, repeats) = decode_aligned(
+            &mut decoder,
+            units.iter().map(|(i, b)| (*i, b.as_slice())),
+            frames,
+            size,
+        )
+        .unwrap();
+        let reference: Vec<Frame> = (0..frames).map(|i| generator.frame(i as u64)).collect();
+        let expected = compare(&reference, &decoded).unwrap();
+        assert_eq!(quality.frames_repeated, repeats);
+        assert!(repeats >= 4, "{repeats}");
+        assert_eq!(quality.per_frame, expected);
+    }
 }
