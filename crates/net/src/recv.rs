@@ -119,7 +119,8 @@ pub struct RecvReport {
     pub bytes_received: u64,
     /// Access units written.
     pub frames_written: u64,
-    /// Bytes written (Annex B, start codes included; 0 for RTP output).
+    /// Bytes written (Annex B, start codes included; 0 for RTP output; NAL
+    /// unit bytes for a relay).
     pub bytes_written: u64,
     /// Frames complete.
     pub frames_complete: u64,
@@ -425,15 +426,15 @@ impl RecvRun {
         completed: Vec<assembler::Completed>,
     ) -> Result<(), RecvError> {
         for unit in completed {
+            let media_end = unit.timestamp as f64 / CLOCK_RATE
+                + self.assembler.frame_interval_s().unwrap_or(0.04);
             let written = self
                 .output
-                .access_unit(&unit.nal_units, self.assembler.parameter_sets())
+                .access_unit(unit, self.assembler.parameter_sets())
                 .map_err(RecvError::Output)?;
             self.report.frames_written += 1;
             self.report.bytes_written += written;
-            let step = self.assembler.frame_interval_s().unwrap_or(0.04);
-            self.player
-                .on_frame(now, unit.timestamp as f64 / CLOCK_RATE + step);
+            self.player.on_frame(now, media_end);
         }
         Ok(())
     }
@@ -483,6 +484,14 @@ impl RecvRun {
             self.player.stalls,
             human_rate(rate),
         );
+        if let Some(relay) = self.output.relay() {
+            let report = &self.report;
+            relay.publish(|p| {
+                p.upstream = conns.clone();
+                p.upstream_packets = report.packets_received;
+                p.upstream_bytes = report.bytes_received;
+            });
+        }
         let record = RecvStatsLine {
             time_s,
             role: "recv",
@@ -506,6 +515,10 @@ impl RecvRun {
         let tail = self.assembler.finish();
         self.write(now, tail)?;
         self.output.flush().map_err(RecvError::Output)?;
+        if let Some(relay) = self.output.relay() {
+            // The relay's sender drains what is left, then closes.
+            relay.end();
+        }
         self.player.tick(now, true);
         let session_stats = self.session.stats();
         let report = &mut self.report;

@@ -396,11 +396,18 @@ impl Run {
             if live && release > now {
                 break;
             }
-            if !live && self.pending.len() >= ON_DEMAND_PENDING {
+            // A relay keeps its frames in its own buffer (where its
+            // statistics see them) until the sender has room.
+            let limit = if self.source.relay().is_some() {
+                1
+            } else {
+                ON_DEMAND_PENDING
+            };
+            if !live && self.pending.len() >= limit {
                 break;
             }
-            let frame = match self.source.next()? {
-                Next::Frame(frame) => frame,
+            let (frame, kept_timestamp) = match self.source.next()? {
+                Next::Frame(frame, timestamp) => (frame, timestamp),
                 Next::NotYet => break,
                 Next::End => {
                     self.source_ended = true;
@@ -415,7 +422,8 @@ impl Run {
                 self.gop += 1;
             }
             let deadline = live.then(|| release + self.sender.config.startup_delay);
-            let timestamp = rtp_timestamp(index, self.sender.config.fps);
+            let timestamp =
+                kept_timestamp.unwrap_or_else(|| rtp_timestamp(index, self.sender.config.fps));
             let packets = self
                 .packetizer
                 .packetize(timestamp, frame.nal_units.iter().map(Vec::as_slice))
@@ -440,8 +448,9 @@ impl Run {
     /// Moves packets into the session, dropping late frames in live mode.
     fn feed(&mut self, now: Instant) {
         let depth = match self.sender.config.mode {
-            Mode::Live => (self.session.open_connections() * 4).max(8),
-            Mode::OnDemand => ON_DEMAND_FEED,
+            Mode::OnDemand if self.source.relay().is_none() => ON_DEMAND_FEED,
+            // Live, and a relay: a few packets per connection.
+            _ => (self.session.open_connections() * 4).max(8),
         };
         let one_way = self.one_way_delay();
         while self.session.queued() < depth {
@@ -554,6 +563,16 @@ impl Run {
             self.report.frames_dropped,
             self.report.packets_sent,
         );
+        if let Some(relay) = self.source.relay() {
+            let report = &self.report;
+            let queued = (self.pending.len() + self.session.queued()) as u64;
+            relay.publish(|p| {
+                p.downstream = conns.clone();
+                p.downstream_packets = report.packets_sent;
+                p.downstream_bytes = report.bytes_sent;
+                p.downstream_queued = queued;
+            });
+        }
         let record = SendStatsLine {
             time_s,
             role: "send",
