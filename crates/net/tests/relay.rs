@@ -1,0 +1,152 @@
+//! The relay (paper 003's proxy) between two emulated links, in one
+//! process over loopback:
+//!
+//! ```text
+//! send ─▶ emulator A (10 Mbit/s, 20 ms) ─▶ relay ─▶ emulator B (1 Mbit/s, 30 ms, 1 % loss) ─▶ recv
+//! ```
+//!
+//! The sender streams on demand, faster than the downstream bearer
+//! carries: the proxy buffer grows, then drains once the sender closed.
+//! Every part is bounded in time.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a failure is a test failure
+#![allow(clippy::disallowed_methods)] // a real-time test measures with the real clock
+
+mod support;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use fairstream_net::recv::OutputSpec;
+use fairstream_net::relay::{Relay, RelayConfig};
+use fairstream_net::send::{self, Mode, SendConfig, SourceSpec};
+use fairstream_sim::loss::LossConfig;
+
+use support::{access_units, emulate, ffmpeg_frames, json_lines, start_receiver, stats, temp_path};
+
+#[test]
+fn relay_between_two_emulated_links_delivers_the_stream_and_shows_its_buffer() {
+    let Some(input) = fairstream_testkit::shared_file("data/video/test_cif_P_CABAC_slice.264")
+    else {
+        return;
+    };
+    let frames = access_units(&input) as u64;
+    let output = temp_path("relayed.264");
+    let relay_json = temp_path("relay.jsonl");
+    let (receiver_addr, receiver) = start_receiver(
+        OutputSpec::File(output.clone()),
+        Duration::from_secs(90),
+        None,
+    );
+    let downstream = emulate(
+        receiver_addr,
+        "1mbit",
+        Duration::from_millis(30),
+        LossConfig::Bernoulli { p: 0.01 },
+    );
+    let mut config = RelayConfig::new(
+        "dccp://127.0.0.1:0".parse().unwrap(),
+        format!("dccp://{}", downstream.local_addr())
+            .parse()
+            .unwrap(),
+    );
+    config.duration = Some(Duration::from_secs(90));
+    config.idle_timeout = Duration::from_secs(5);
+    config.stats = stats(Duration::from_millis(250), Some(relay_json.clone()));
+    let relay = Relay::bind(config).unwrap();
+    let relay_addr = relay.local_addr();
+    let relaying = thread::spawn(move || relay.run(&AtomicBool::new(false)).unwrap());
+    let upstream = emulate(
+        relay_addr,
+        "10mbit",
+        Duration::from_millis(20),
+        LossConfig::None,
+    );
+    let started = Instant::now();
+    let url = format!("dccp://{}", upstream.local_addr()).parse().unwrap();
+    let mut send_config = SendConfig::new(SourceSpec::File(input.clone()), url);
+    send_config.mode = Mode::OnDemand;
+    send_config.duration = Some(Duration::from_secs(60));
+    send_config.stats.interval = None;
+    let sent = send::run(send_config, Arc::new(AtomicBool::new(false))).unwrap();
+    let sender_done = started.elapsed();
+    let relayed = relaying.join().unwrap();
+    let relay_done = started.elapsed();
+    let received = receiver.join().unwrap();
+    let down_stats = downstream.stop().unwrap();
+    upstream.stop().unwrap();
+
+    let lines = json_lines(&relay_json);
+    let periodic: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("time_s").is_some()).collect();
+    let occupancy: Vec<u64> = periodic
+        .iter()
+        .map(|l| l["buffer"]["bytes"].as_u64().unwrap())
+        .collect();
+    let peak = occupancy.iter().copied().max().unwrap_or(0);
+    let buffer = relayed.buffer;
+    eprintln!(
+        "{frames} frames, {} bytes: sender done in {:.2} s ({:.2} Mbit/s), relay done in {:.2} s; \
+         proxy buffer max {} bytes / {} frames / {} NAL units, peak in the stats {peak} bytes; \
+         downstream {:.2} Mbit/s over {} conns, {} channel losses, {} queue drops; \
+         received {} frames ({} damaged), stopped by {}",
+        sent.bytes_sent,
+        sender_done.as_secs_f64(),
+        sent.bytes_sent as f64 * 8.0 / sent.elapsed_s / 1e6,
+        relay_done.as_secs_f64(),
+        buffer.max_bytes,
+        buffer.max_frames,
+        buffer.max_packets,
+        relayed.downstream.bytes_sent as f64 * 8.0 / relayed.downstream.elapsed_s / 1e6,
+        relayed.downstream.connections_max,
+        down_stats.forward.channel_losses,
+        down_stats.forward.queue_drops,
+        received.frames_written,
+        received.frames_damaged,
+        received.stopped_by,
+    );
+    eprintln!("buffer bytes every 250 ms: {occupancy:?}");
+
+    // The stream went through whole: nothing dropped at the relay.
+    assert_eq!(sent.frames_sent, frames);
+    assert_eq!(relayed.upstream.frames_written, frames);
+    assert_eq!(relayed.upstream.stopped_by, "closed");
+    assert_eq!(buffer.frames_in, frames);
+    assert_eq!(buffer.frames_out, frames);
+    assert_eq!(relayed.downstream.frames_sent, frames);
+    assert_eq!(relayed.downstream.stopped_by, "end");
+    assert!(relayed.downstream.closed_cleanly);
+    // Drained before closing.
+    assert_eq!(buffer.bytes, 0);
+    // The downstream bearer is the bottleneck: the buffer held a good part
+    // of the stream, and the stats lines saw it grow and drain.
+    assert!(
+        buffer.max_bytes > sent.bytes_sent / 4,
+        "buffer max {} of {}",
+        buffer.max_bytes,
+        sent.bytes_sent
+    );
+    assert!(peak > sent.bytes_sent / 4, "{occupancy:?}");
+    assert_eq!(occupancy.last().copied(), Some(0), "{occupancy:?}");
+    assert!(relay_done > sender_done + Duration::from_secs(2));
+    // Both sides' connections appear in the statistics.
+    assert!(periodic.iter().any(|l| l["upstream_conns"]
+        .as_array()
+        .is_some_and(|c| !c.is_empty())));
+    assert!(periodic.iter().any(|l| l["downstream_conns"]
+        .as_array()
+        .is_some_and(|c| !c.is_empty())));
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["buffer"]["max_bytes"], buffer.max_bytes);
+    // At the client: every frame, slices lost on the wireless hop
+    // concealed by the decoder.
+    assert_eq!(received.stopped_by, "closed");
+    assert_eq!(received.frames_written, frames);
+    if let Some(ffmpeg) = fairstream_testkit::tool("ffmpeg") {
+        let decoded = ffmpeg_frames(&ffmpeg, &output) as u64;
+        eprintln!("ffmpeg decoded {decoded} frames");
+        assert_eq!(decoded, frames);
+    }
+}
