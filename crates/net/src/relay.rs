@@ -102,22 +102,20 @@ pub enum RelayError {
     #[error("{0}")]
     Config(String),
     /// The upstream (receiving) side failed.
-    #[error("upstream side ({url}): {source}")]
+    #[error("upstream side ({url}): {error}")]
     Upstream {
         /// The listening URL.
         url: String,
         /// What happened.
-        #[source]
-        source: RecvError,
+        error: RecvError,
     },
     /// The downstream (sending) side failed.
-    #[error("downstream side ({url}): {source}")]
+    #[error("downstream side ({url}): {error}")]
     Downstream {
         /// The downstream URL.
         url: String,
         /// What happened.
-        #[source]
-        source: SendError,
+        error: SendError,
     },
     /// A half's thread could not start or panicked (a bug).
     #[error("relay thread: {0}")]
@@ -185,13 +183,13 @@ impl Relay {
                 config.buffer_bytes
             )));
         }
-        let upstream_error = |source| RelayError::Upstream {
+        let upstream_error = |error| RelayError::Upstream {
             url: config.listen.to_string(),
-            source,
+            error,
         };
-        let downstream_error = |source| RelayError::Downstream {
+        let downstream_error = |error| RelayError::Downstream {
             url: config.downstream.to_string(),
-            source,
+            error,
         };
         // The URLs' own checks, with the side named.
         config
@@ -332,13 +330,13 @@ impl Relay {
         let report = RelayReport {
             elapsed_s: clock.elapsed().as_secs_f64(),
             buffer: buffer.figures(),
-            upstream: received.map_err(|source| RelayError::Upstream {
+            upstream: received.map_err(|error| RelayError::Upstream {
                 url: config.listen.to_string(),
-                source,
+                error,
             })?,
-            downstream: sent.map_err(|source| RelayError::Downstream {
+            downstream: sent.map_err(|error| RelayError::Downstream {
                 url: config.downstream.to_string(),
-                source,
+                error,
             })?,
         };
         let line = format!(
