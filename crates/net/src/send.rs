@@ -34,6 +34,7 @@ pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
 
 use config::socket_error;
 
+pub(crate) use crate::clock::random_u64;
 use crate::clock::Clock;
 use crate::link::{Incoming, UdpLink};
 use crate::stats::{connection_figures, human_rate, ConnectionFigures, StatsSink};
@@ -132,19 +133,6 @@ impl Sender {
 /// Connects and runs (see [`Sender`]).
 pub fn run(config: SendConfig, stop: Arc<AtomicBool>) -> Result<SendReport, SendError> {
     Sender::connect(config)?.run(&stop)
-}
-
-/// A random 64-bit number from the standard library's per-process keys.
-pub(crate) fn random_u64(salt: u64) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(salt);
-    hasher.write_u128(
-        std::time::SystemTime::UNIX_EPOCH
-            .elapsed()
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.finish()
 }
 
 /// The state of one run.
@@ -398,11 +386,7 @@ impl Run {
             }
             // A relay keeps its frames in its own buffer (where its
             // statistics see them) until the sender has room.
-            let limit = if self.source.relay().is_some() {
-                1
-            } else {
-                ON_DEMAND_PENDING
-            };
+            let limit = self.source.relay().map_or(ON_DEMAND_PENDING, |_| 1);
             if !live && self.pending.len() >= limit {
                 break;
             }
