@@ -2,7 +2,9 @@
 //! ingress buffer corresponds to the proxy buffer"): access units the
 //! upstream receiver completed, waiting for the downstream sender.
 //!
-//! It is bounded in bytes. DCCP has no flow control (a TFRC sender keeps
+//! It is bounded in bytes of NAL units, and in NAL units (one per
+//! [`BYTES_PER_NAL_UNIT`] bytes of the limit, so that a stream of tiny NAL
+//! units cannot multiply the memory each byte costs). DCCP has no flow control (a TFRC sender keeps
 //! sending at the rate its receiver reports, whatever the application
 //! does with the data), so the relay cannot push back on the upstream
 //! sender: when a new frame does not fit, frames are dropped, the oldest
@@ -20,6 +22,9 @@ use fairstream_media::playout::ByType;
 use serde::Serialize;
 
 use crate::stats::ConnectionFigures;
+
+/// The buffer holds at most one NAL unit per this many bytes of its limit.
+pub const BYTES_PER_NAL_UNIT: u64 = 64;
 
 /// NAL unit types of a sequence and a picture parameter set (H.264
 /// Table 7-1).
@@ -62,6 +67,8 @@ impl RelayFrame {
 pub struct BufferFigures {
     /// Its capacity, bytes.
     pub limit_bytes: u64,
+    /// Its capacity in NAL units ([`BYTES_PER_NAL_UNIT`]).
+    pub limit_packets: u64,
     /// Bytes held now.
     pub bytes: u64,
     /// Frames held now.
@@ -149,6 +156,7 @@ impl RelayBuffer {
                 frames: VecDeque::new(),
                 figures: BufferFigures {
                     limit_bytes,
+                    limit_packets: (limit_bytes / BYTES_PER_NAL_UNIT).max(1),
                     ..BufferFigures::default()
                 },
                 ended: false,
@@ -167,16 +175,19 @@ impl RelayBuffer {
     pub fn push(&self, frame: RelayFrame) {
         let mut state = self.lock();
         let size = frame.bytes();
+        let units = frame.nal_units.len() as u64;
         let figures = &mut state.figures;
         figures.frames_in += 1;
-        if size > figures.limit_bytes {
+        if size > figures.limit_bytes || units > figures.limit_packets {
             figures.bytes_dropped += size;
             figures
                 .frames_dropped
                 .add(frame.frame_type.unwrap_or(FrameType::P), 1);
             return;
         }
-        while state.figures.bytes + size > state.figures.limit_bytes {
+        while state.figures.bytes + size > state.figures.limit_bytes
+            || state.figures.packets + units > state.figures.limit_packets
+        {
             let victim = state.frames.iter().position(|f| !f.is_key()).unwrap_or(0);
             let Some(dropped) = state.frames.remove(victim) else {
                 break;
@@ -193,7 +204,7 @@ impl RelayBuffer {
         let figures = &mut state.figures;
         figures.bytes += size;
         figures.frames += 1;
-        figures.packets += frame.nal_units.len() as u64;
+        figures.packets += units;
         figures.max_bytes = figures.max_bytes.max(figures.bytes);
         figures.max_frames = figures.max_frames.max(figures.frames);
         figures.max_packets = figures.max_packets.max(figures.packets);
@@ -295,6 +306,21 @@ mod tests {
     }
 
     #[test]
+    fn tiny_nal_units_are_bounded_by_count() {
+        let buffer = RelayBuffer::new(6400);
+        for i in 0..1000u32 {
+            let mut f = frame(i, FrameType::P, 1);
+            f.nal_units = vec![vec![0x41]; 10];
+            buffer.push(f);
+        }
+        let figures = buffer.figures();
+        assert_eq!(figures.limit_packets, 100);
+        assert_eq!(figures.packets, 100);
+        assert_eq!(figures.frames, 10);
+        assert_eq!(figures.frames_dropped.p, 990);
+    }
+
+    #[test]
     fn parameter_sets_are_kept_like_i_frames() {
         let buffer = RelayBuffer::new(500);
         let mut sps = frame(0, FrameType::P, 300);
@@ -326,6 +352,7 @@ mod tests {
             let figures = buffer.figures();
             assert!(figures.bytes <= figures.limit_bytes);
             assert!(figures.max_bytes <= figures.limit_bytes);
+            assert!(figures.packets <= figures.limit_packets);
         }
     }
 }
