@@ -228,6 +228,7 @@ impl Receiver {
                 Ccid::Ccid2,
                 Ccid::TfrcSp,
                 Ccid::MulTfrcExperimental,
+                Ccid::FixedRateExperimental,
             ]
         };
         connection.ccid = connection

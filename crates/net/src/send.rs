@@ -173,6 +173,10 @@ impl Run {
             ..ConnectionConfig::default()
         };
         connection.tfrc.segment_size = connection.max_payload().max(1);
+        if let Some(rate) = transport.rate {
+            // cc=fixed: the experimental CCID 249 paces at the URL's rate.
+            connection.fixed_rate.rate = rate;
+        }
         let clock = Clock::new();
         let start = clock.now();
         let seed = random_u64(u64::from(sender.target.port()));
