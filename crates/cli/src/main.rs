@@ -1,8 +1,8 @@
 //! `fairstream`: the command-line front end.
 //!
 //! Subcommands so far: `equation`, `simulate`, `decode`, `evaluate`,
-//! `schedule`, `send` and `recv`; the others of DESIGN.md (`relay`,
-//! `emulate`, `sweep`) are added as they come to work.
+//! `schedule`, `send`, `recv`, `emulate` and `relay`; the others of
+//! DESIGN.md (`sweep`) are added as they come to work.
 
 use std::process::ExitCode;
 

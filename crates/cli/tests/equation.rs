@@ -239,7 +239,7 @@ fn version_and_help() {
         commands,
         [
             "equation", "simulate", "decode", "evaluate", "schedule", "send", "recv", "emulate",
-            "help"
+            "relay", "help"
         ]
     );
 }
