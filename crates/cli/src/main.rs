@@ -1,8 +1,8 @@
 //! `fairstream`: the command-line front end.
 //!
 //! Subcommands so far: `demo`, `equation`, `simulate`, `decode`, `evaluate`,
-//! `schedule`, `send` and `recv`; the others of DESIGN.md (`relay`,
-//! `emulate`, `sweep`) are added as they come to work.
+//! `schedule`, `send`, `recv`, `emulate` and `relay`; the others of
+//! DESIGN.md (`sweep`) are added as they come to work.
 
 use std::process::ExitCode;
 
@@ -12,6 +12,7 @@ mod demo_cmd;
 mod emulate_cmd;
 mod equation_cmd;
 mod plots;
+mod relay_cmd;
 mod schedule_cmd;
 mod simulate_cmd;
 mod stream_cmd;
@@ -90,6 +91,16 @@ enum Command {
     /// capacity limit; without --back-loss it loses nothing. Live statistics go
     /// to stderr; runs until --duration, Ctrl-C or SIGTERM.
     Emulate(Box<emulate_cmd::EmulateArgs>),
+    /// Relay a `fairstream send` stream on under its own rate control (paper 003's proxy)
+    ///
+    /// Terminates the incoming connections as `recv` does, keeps the frames in
+    /// a bounded buffer (--buffer; when full the oldest P and B frames are
+    /// dropped first) and sends them on to the downstream URL as fast as its
+    /// CCID allows, keeping their timestamps. When the upstream sender closes,
+    /// the buffer is drained downstream before the relay closes. Statistics
+    /// (buffer occupancy, both sides' connections) on stderr; a JSON summary on
+    /// stdout at the end.
+    Relay(relay_cmd::RelayArgs),
 }
 
 fn main() -> ExitCode {
@@ -105,6 +116,7 @@ fn main() -> ExitCode {
         Command::Send(args) => stream_cmd::run_send(&args),
         Command::Recv(args) => stream_cmd::run_recv(&args),
         Command::Emulate(args) => emulate_cmd::run(&args),
+        Command::Relay(args) => relay_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,7 +19,7 @@ pub(crate) struct SendArgs {
     /// `generated` for the built-in content encoded live at the session's
     /// target bitrate
     source: String,
-    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2&conns=N&controller=fixed|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400
+    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400
     url: String,
     /// live: frame i leaves at i/fps and late frames are dropped (I frames
     /// last); on-demand: as fast as the connections allow
@@ -80,7 +80,7 @@ pub(crate) struct RecvArgs {
 }
 
 #[derive(Debug, Args)]
-struct StatsArgs {
+pub(crate) struct StatsArgs {
     /// The interval of the statistics lines (0 for none)
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
     stats: Duration,
@@ -93,7 +93,7 @@ struct StatsArgs {
 }
 
 impl StatsArgs {
-    fn config(&self) -> StatsConfig {
+    pub(crate) fn config(&self) -> StatsConfig {
         StatsConfig {
             interval: (!self.stats.is_zero()).then_some(self.stats),
             human: !self.quiet,
@@ -108,11 +108,11 @@ enum ModeArg {
     OnDemand,
 }
 
-fn parse_duration_arg(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
-fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     let duration = parse_duration_arg(text)?;
     if duration.is_zero() {
         return Err(format!("`{text}` must be longer than zero"));
@@ -154,7 +154,7 @@ fn parse_bitrate(text: &str) -> Result<u32, String> {
     Ok(bps as u32)
 }
 
-fn parse_url(text: &str) -> Result<DccpUrl> {
+pub(crate) fn parse_url(text: &str) -> Result<DccpUrl> {
     text.parse::<DccpUrl>().map_err(anyhow::Error::from)
 }
 

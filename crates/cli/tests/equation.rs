@@ -239,7 +239,7 @@ fn version_and_help() {
         commands,
         [
             "demo", "equation", "simulate", "decode", "evaluate", "schedule", "send", "recv",
-            "emulate", "help"
+            "emulate", "relay", "help"
         ]
     );
 }

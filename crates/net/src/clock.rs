@@ -42,6 +42,20 @@ impl Clock {
     }
 }
 
+/// A random 64-bit number from the standard library's per-process keys
+/// (initial sequence numbers, ports).
+pub(crate) fn random_u64(salt: u64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(salt);
+    hasher.write_u128(
+        std::time::SystemTime::UNIX_EPOCH
+            .elapsed()
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@
 //!   generated content over a [`SenderSession`](fairstream_proto::session::SenderSession).
 //! - [`recv`]: `fairstream recv`: a [`ReceiverSession`](fairstream_proto::session::ReceiverSession)
 //!   writing Annex B or re-sending plain RTP with an SDP file.
+//! - [`relay`]: `fairstream relay`: paper 003's proxy, a receiver and a
+//!   sender joined by a bounded frame buffer.
 //! - [`stats`]: live statistics, human and JSON lines.
 //! - [`signal`]: Ctrl-C and SIGTERM as a stop flag.
 //! - [`emulate`]: `fairstream emulate`: the simulator's links, queues and
@@ -26,6 +28,7 @@ pub mod clock;
 pub mod emulate;
 pub mod link;
 pub mod recv;
+pub mod relay;
 pub mod send;
 pub mod signal;
 pub mod stats;

@@ -135,7 +135,8 @@ pub struct RecvReport {
     pub bytes_received: u64,
     /// Access units written.
     pub frames_written: u64,
-    /// Bytes written (Annex B, start codes included; 0 for RTP output).
+    /// Bytes written (Annex B, start codes included; 0 for RTP output; NAL
+    /// unit bytes for a relay).
     pub bytes_written: u64,
     /// Frames complete.
     pub frames_complete: u64,
@@ -243,6 +244,7 @@ impl Receiver {
                 Ccid::Ccid2,
                 Ccid::TfrcSp,
                 Ccid::MulTfrcExperimental,
+                Ccid::FixedRateExperimental,
             ]
         };
         connection.ccid = connection
@@ -441,21 +443,29 @@ impl RecvRun {
         completed: Vec<assembler::Completed>,
     ) -> Result<(), RecvError> {
         for unit in completed {
+            let media_end = unit.timestamp as f64 / CLOCK_RATE
+                + self.assembler.frame_interval_s().unwrap_or(0.04);
+            // A copy for an in-process consumer, taken before the output
+            // consumes the unit.
+            let tapped = self
+                .receiver
+                .config
+                .access_units
+                .as_ref()
+                .map(|_| ReceivedAccessUnit {
+                    rtp_timestamp: self.assembler.rtp_timestamp(unit.timestamp),
+                    nal_units: unit.nal_units.clone(),
+                });
             let written = self
                 .output
-                .access_unit(&unit.nal_units, self.assembler.parameter_sets())
+                .access_unit(unit, self.assembler.parameter_sets())
                 .map_err(RecvError::Output)?;
             self.report.frames_written += 1;
             self.report.bytes_written += written;
-            let step = self.assembler.frame_interval_s().unwrap_or(0.04);
-            self.player
-                .on_frame(now, unit.timestamp as f64 / CLOCK_RATE + step);
-            if let Some(tap) = &self.receiver.config.access_units {
+            self.player.on_frame(now, media_end);
+            if let (Some(tap), Some(unit)) = (&self.receiver.config.access_units, tapped) {
                 // A consumer that went away wants no more.
-                let _ = tap.send(ReceivedAccessUnit {
-                    rtp_timestamp: self.assembler.rtp_timestamp(unit.timestamp),
-                    nal_units: unit.nal_units,
-                });
+                let _ = tap.send(unit);
             }
         }
         Ok(())
@@ -506,6 +516,14 @@ impl RecvRun {
             self.player.stalls,
             human_rate(rate),
         );
+        if let Some(relay) = self.output.relay() {
+            let report = &self.report;
+            relay.publish(|p| {
+                p.upstream = conns.clone();
+                p.upstream_packets = report.packets_received;
+                p.upstream_bytes = report.bytes_received;
+            });
+        }
         let record = RecvStatsLine {
             time_s,
             role: "recv",
@@ -529,6 +547,10 @@ impl RecvRun {
         let tail = self.assembler.finish();
         self.write(now, tail)?;
         self.output.flush().map_err(RecvError::Output)?;
+        if let Some(relay) = self.output.relay() {
+            // The relay's sender drains what is left, then closes.
+            relay.end();
+        }
         self.player.tick(now, true);
         let session_stats = self.session.stats();
         let report = &mut self.report;

@@ -34,6 +34,7 @@ pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
 
 use config::socket_error;
 
+pub(crate) use crate::clock::random_u64;
 use crate::clock::Clock;
 use crate::link::{Incoming, UdpLink};
 use crate::stats::{connection_figures, human_rate, ConnectionFigures, StatsSink};
@@ -134,19 +135,6 @@ pub fn run(config: SendConfig, stop: Arc<AtomicBool>) -> Result<SendReport, Send
     Sender::connect(config)?.run(&stop)
 }
 
-/// A random 64-bit number from the standard library's per-process keys.
-pub(crate) fn random_u64(salt: u64) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(salt);
-    hasher.write_u128(
-        std::time::SystemTime::UNIX_EPOCH
-            .elapsed()
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.finish()
-}
-
 /// The state of one run.
 struct Run {
     sender: Sender,
@@ -185,6 +173,10 @@ impl Run {
             ..ConnectionConfig::default()
         };
         connection.tfrc.segment_size = connection.max_payload().max(1);
+        if let Some(rate) = transport.rate {
+            // cc=fixed: the experimental CCID 249 paces at the URL's rate.
+            connection.fixed_rate.rate = rate;
+        }
         let clock = Clock::new();
         let start = clock.now();
         let seed = random_u64(u64::from(sender.target.port()));
@@ -396,11 +388,14 @@ impl Run {
             if live && release > now {
                 break;
             }
-            if !live && self.pending.len() >= ON_DEMAND_PENDING {
+            // A relay keeps its frames in its own buffer (where its
+            // statistics see them) until the sender has room.
+            let limit = self.source.relay().map_or(ON_DEMAND_PENDING, |_| 1);
+            if !live && self.pending.len() >= limit {
                 break;
             }
-            let frame = match self.source.next()? {
-                Next::Frame(frame) => frame,
+            let (frame, kept_timestamp) = match self.source.next()? {
+                Next::Frame(frame, timestamp) => (frame, timestamp),
                 Next::NotYet => break,
                 Next::End => {
                     self.source_ended = true;
@@ -416,7 +411,8 @@ impl Run {
             }
             self.sender.config.copy_frame(index, &frame.nal_units);
             let deadline = live.then(|| release + self.sender.config.startup_delay);
-            let timestamp = rtp_timestamp(index, self.sender.config.fps);
+            let timestamp =
+                kept_timestamp.unwrap_or_else(|| rtp_timestamp(index, self.sender.config.fps));
             let packets = self
                 .packetizer
                 .packetize(timestamp, frame.nal_units.iter().map(Vec::as_slice))
@@ -441,8 +437,9 @@ impl Run {
     /// Moves packets into the session, dropping late frames in live mode.
     fn feed(&mut self, now: Instant) {
         let depth = match self.sender.config.mode {
-            Mode::Live => (self.session.open_connections() * 4).max(8),
-            Mode::OnDemand => ON_DEMAND_FEED,
+            Mode::OnDemand if self.source.relay().is_none() => ON_DEMAND_FEED,
+            // Live, and a relay: a few packets per connection.
+            _ => (self.session.open_connections() * 4).max(8),
         };
         let one_way = self.one_way_delay();
         while self.session.queued() < depth {
@@ -555,6 +552,16 @@ impl Run {
             self.report.frames_dropped,
             self.report.packets_sent,
         );
+        if let Some(relay) = self.source.relay() {
+            let report = &self.report;
+            let queued = (self.pending.len() + self.session.queued()) as u64;
+            relay.publish(|p| {
+                p.downstream = conns.clone();
+                p.downstream_packets = report.packets_sent;
+                p.downstream_bytes = report.bytes_sent;
+                p.downstream_queued = queued;
+            });
+        }
         let record = SendStatsLine {
             time_s,
             role: "send",

@@ -6,7 +6,8 @@
 //!
 //! | key | values | default |
 //! |---|---|---|
-//! | `cc` | `tfrc` (CCID 3), `tfrc-sp` (CCID 4), `ccid2` | `tfrc` |
+//! | `cc` | `tfrc` (CCID 3), `tfrc-sp` (CCID 4), `ccid2`, `fixed` (the experimental fixed-rate CCID 249, for a dedicated bearer) | `tfrc` |
+//! | `rate` | with `cc=fixed` only, and required by a sender with it: each connection's rate, e.g. `64kbit`, `2mbit`, `1gbit` ([`Rate`] syntax) | none |
 //! | `conns` | 1..=64: the fixed count, or the count a controller starts from | 1 |
 //! | `controller` | `fixed`, `adaptive`, `multfrc`, `e-multfrc`, `aggregate` | `fixed` when `conns` is given or no multi-connection key is; otherwise `adaptive`, the default controller (`docs/results/multiconn.md` says why) |
 //! | `policy` | `earliest`, `gop-interleave` | `earliest` |
@@ -18,6 +19,11 @@
 //!
 //! A listening URL (`dccp://:9000`, `dccp://0.0.0.0:9000`) takes only `cc`
 //! (the one CCID it accepts) and `max_packet`.
+//!
+//! `cc=fixed` sends at `rate` whatever the loss (paper 003's proxy re-sends
+//! on a dedicated bearer of fixed rate, `dccp://host:9001?cc=fixed&rate=64kbit`):
+//! it has no congestion control, so it takes no connection-count
+//! controller but `fixed`.
 
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -27,7 +33,7 @@ use std::time::Duration;
 use fairstream_proto::cc::multi::{ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::Ccid;
 use fairstream_proto::session::SplitPolicy;
-use fairstream_proto::units::parse_duration;
+use fairstream_proto::units::{parse_duration, Rate};
 
 /// What was wrong with a URL.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -72,6 +78,19 @@ pub enum UrlError {
         /// The key.
         key: String,
     },
+    /// `rate` without `cc=fixed`.
+    #[error(
+        "`rate={rate}` in `{url}` applies only with cc=fixed (the other CCIDs set their own rate)"
+    )]
+    RateWithoutFixed {
+        /// The URL.
+        url: String,
+        /// The rate given.
+        rate: String,
+    },
+    /// A sending URL with `cc=fixed` and no `rate`.
+    #[error("`{0}` asks for cc=fixed without a rate (add e.g. &rate=64kbit)")]
+    FixedWithoutRate(String),
     /// A bad value.
     #[error("bad value `{value}` for `{key}`: {reason}")]
     BadValue {
@@ -118,6 +137,8 @@ pub struct TransportOptions {
     pub rtt_min_lifetime: Option<Duration>,
     /// Bytes of a DCCP packet (header included).
     pub max_packet: usize,
+    /// `cc=fixed`: each connection's rate.
+    pub rate: Option<Rate>,
 }
 
 impl Default for TransportOptions {
@@ -130,6 +151,7 @@ impl Default for TransportOptions {
             start_offset: Duration::from_millis(500),
             rtt_min_lifetime: None,
             max_packet: 1400,
+            rate: None,
         }
     }
 }
@@ -186,7 +208,7 @@ pub struct DccpUrl {
 }
 
 const SENDER_KEYS: &str =
-    "cc, conns, controller, policy, start_offset, rtt_min_lifetime, max_packet";
+    "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, max_packet";
 const LISTENER_KEYS: &str = "cc, max_packet";
 
 impl fmt::Display for DccpUrl {
@@ -247,12 +269,14 @@ impl FromStr for DccpUrl {
         let given = |k: &str| url.keys.iter().any(|key| key == k);
         if !given("controller")
             && !given("conns")
+            && url.transport.cc != Ccid::FixedRateExperimental
             && ["policy", "start_offset", "rtt_min_lifetime"]
                 .iter()
                 .any(|k| given(k))
         {
             url.transport.controller = Controller::Adaptive;
         }
+        url.check_fixed_rate()?;
         Ok(url)
     }
 }
@@ -274,8 +298,21 @@ impl DccpUrl {
                     "tfrc" => Ccid::Tfrc,
                     "tfrc-sp" => Ccid::TfrcSp,
                     "ccid2" => Ccid::Ccid2,
-                    _ => return Err(bad(key, value, "expected tfrc, tfrc-sp or ccid2")),
+                    "fixed" => Ccid::FixedRateExperimental,
+                    _ => return Err(bad(key, value, "expected tfrc, tfrc-sp, ccid2 or fixed")),
                 }
+            }
+            "rate" => {
+                let rate: Rate =
+                    value
+                        .parse()
+                        .map_err(|e: fairstream_proto::units::UnitError| {
+                            bad(key, value, e.to_string())
+                        })?;
+                if rate.bytes_per_sec() <= 0.0 {
+                    return Err(bad(key, value, "expected a rate above zero, e.g. 64kbit"));
+                }
+                t.rate = Some(rate);
             }
             "conns" => {
                 t.conns = match value.parse::<u32>() {
@@ -331,8 +368,35 @@ impl DccpUrl {
         Ok(())
     }
 
-    /// The address to send to (the host must be given).
+    /// `rate` belongs to `cc=fixed`, which takes only the fixed
+    /// connection-count controller.
+    fn check_fixed_rate(&self) -> Result<(), UrlError> {
+        let t = &self.transport;
+        let fixed = t.cc == Ccid::FixedRateExperimental;
+        if let (Some(rate), false) = (t.rate, fixed) {
+            return Err(UrlError::RateWithoutFixed {
+                url: self.text.clone(),
+                rate: rate.to_string(),
+            });
+        }
+        if fixed && t.controller != Controller::Fixed {
+            return Err(UrlError::BadValue {
+                key: "controller".into(),
+                value: format!("{:?}", t.controller).to_lowercase(),
+                reason: "cc=fixed has no congestion control to count connections by; \
+                         only controller=fixed goes with it"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The address to send to (the host must be given); `cc=fixed` must
+    /// come with its `rate`.
     pub fn target(&self) -> Result<SocketAddr, UrlError> {
+        if self.transport.cc == Ccid::FixedRateExperimental && self.transport.rate.is_none() {
+            return Err(UrlError::FixedWithoutRate(self.text.clone()));
+        }
         if self.port == 0 {
             return Err(UrlError::Port {
                 url: self.text.clone(),
@@ -445,6 +509,64 @@ mod tests {
             ("dccp://host:9?start_offset=5", "for `start_offset`"),
             ("dccp://host:9?colour=red", "unknown option `colour`"),
             ("dccp://host:9?cc=tfrc&cc=ccid2", "`cc` given twice"),
+        ];
+        for (text, expected) in cases {
+            let error = text.parse::<DccpUrl>().unwrap_err().to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn fixed_rate_urls() {
+        let url: DccpUrl = "dccp://127.0.0.1:9001?cc=fixed&rate=64kbit"
+            .parse()
+            .unwrap();
+        assert_eq!(url.transport.ccid(), Ccid::FixedRateExperimental);
+        assert_eq!(url.transport.rate.unwrap().bits_per_sec(), 64e3);
+        assert_eq!(url.transport.controller, Controller::Fixed);
+        assert!(url.target().is_ok());
+        for (text, bits) in [("2mbit", 2e6), ("1gbit", 1e9), ("1.5Mbps", 1.5e6)] {
+            let url: DccpUrl = format!("dccp://h:1?rate={text}&cc=fixed").parse().unwrap();
+            assert_eq!(url.transport.rate.unwrap().bits_per_sec(), bits);
+        }
+        // With several connections each paces at the rate; a policy key
+        // does not bring in a TFRC connection-count controller.
+        let url: DccpUrl = "dccp://h:1?cc=fixed&rate=1mbit&policy=gop-interleave"
+            .parse()
+            .unwrap();
+        assert_eq!(url.transport.controller, Controller::Fixed);
+        // A listener names the CCID alone: the rate is the sender's.
+        let listener: DccpUrl = "dccp://:9001?cc=fixed".parse().unwrap();
+        assert_eq!(listener.transport.cc, Ccid::FixedRateExperimental);
+        assert!(listener.listen_address().is_ok());
+        let with_rate: DccpUrl = "dccp://:9001?cc=fixed&rate=1mbit".parse().unwrap();
+        let error = with_rate.listen_address().unwrap_err().to_string();
+        assert!(error.contains("`rate`"), "{error}");
+    }
+
+    #[test]
+    fn fixed_rate_errors_name_the_problem() {
+        let missing: DccpUrl = "dccp://h:1?cc=fixed".parse().unwrap();
+        let error = missing.target().unwrap_err().to_string();
+        assert!(error.contains("without a rate"), "{error}");
+        let cases = [
+            ("dccp://h:1?rate=64kbit", "applies only with cc=fixed"),
+            (
+                "dccp://h:1?cc=tfrc&rate=64kbit",
+                "applies only with cc=fixed",
+            ),
+            ("dccp://h:1?cc=fixed&rate=64", "bad value `64` for `rate`"),
+            ("dccp://h:1?cc=fixed&rate=2furlongs", "furlongs"),
+            ("dccp://h:1?cc=fixed&rate=0mbit", "above zero"),
+            ("dccp://h:1?cc=fixed&rate=-1mbit", "for `rate`"),
+            (
+                "dccp://h:1?cc=fixed&rate=1mbit&controller=aggregate",
+                "only controller=fixed",
+            ),
+            (
+                "dccp://h:1?cc=fixed&rate=1mbit&rate=2mbit",
+                "`rate` given twice",
+            ),
         ];
         for (text, expected) in cases {
             let error = text.parse::<DccpUrl>().unwrap_err().to_string();

@@ -4,6 +4,7 @@
 //! frames missing between two RTP timestamps (type unknown).
 
 use fairstream_media::h264::incremental::ParameterSets;
+use fairstream_media::h264::FrameType;
 use fairstream_media::playout::ByType;
 use fairstream_media::stream::{CLOCK_RATE, PAYLOAD_TYPE};
 use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfig};
@@ -30,6 +31,9 @@ pub(super) struct Completed {
     pub(super) timestamp: i64,
     /// Its NAL units.
     pub(super) nal_units: Vec<Vec<u8>>,
+    /// Its type and whether it is an IDR picture, when a slice header
+    /// told them.
+    pub(super) kind: Option<(FrameType, bool)>,
 }
 
 /// Collects NAL units into access units.
@@ -208,6 +212,7 @@ impl Assembler {
         Some(Completed {
             timestamp,
             nal_units,
+            kind,
         })
     }
 }

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use fairstream_media::h264::incremental::ParameterSets;
 use fairstream_media::stream::PAYLOAD_TYPE;
 
+use super::assembler::Completed;
+use crate::relay::{RelayBuffer, RelayFrame};
+
 /// Where the received stream goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutputSpec {
@@ -24,6 +27,9 @@ pub enum OutputSpec {
         /// The SDP file written for players.
         sdp: PathBuf,
     },
+    /// The frames of a relay, for its downstream sender
+    /// ([`crate::relay`]).
+    Relay(RelayBuffer),
 }
 
 impl OutputSpec {
@@ -72,6 +78,8 @@ pub(super) enum Output {
         /// Whether the SDP carries the parameter sets yet.
         sdp_complete: bool,
     },
+    /// Frames into a relay's buffer.
+    Relay(RelayBuffer),
 }
 
 /// A writer that can be shown in `Debug` output.
@@ -104,6 +112,7 @@ impl Output {
                     sdp_complete: false,
                 })
             }
+            OutputSpec::Relay(buffer) => Ok(Output::Relay(buffer.clone())),
         }
     }
 
@@ -123,13 +132,13 @@ impl Output {
     /// One access unit; returns the bytes written.
     pub(super) fn access_unit(
         &mut self,
-        nal_units: &[Vec<u8>],
+        unit: Completed,
         parameter_sets: &ParameterSets,
     ) -> io::Result<u64> {
         match self {
             Output::AnnexB(writer) => {
                 let mut written = 0;
-                for nal in nal_units {
+                for nal in &unit.nal_units {
                     writer.write_all(&[0, 0, 0, 1])?;
                     writer.write_all(nal)?;
                     written += 4 + nal.len() as u64;
@@ -150,6 +159,19 @@ impl Output {
                 }
                 Ok(0)
             }
+            Output::Relay(buffer) => {
+                let frame = RelayFrame {
+                    // The extended timestamp counts from the first packet;
+                    // modulo 2^32 it is an RTP timestamp again.
+                    timestamp: unit.timestamp as u32,
+                    frame_type: unit.kind.map(|k| k.0),
+                    idr: unit.kind.is_some_and(|k| k.1),
+                    nal_units: unit.nal_units,
+                };
+                let bytes = frame.bytes();
+                buffer.push(frame);
+                Ok(bytes)
+            }
         }
     }
 
@@ -157,7 +179,15 @@ impl Output {
     pub(super) fn flush(&mut self) -> io::Result<()> {
         match self {
             Output::AnnexB(writer) => writer.flush(),
-            Output::Rtp { .. } => Ok(()),
+            Output::Rtp { .. } | Output::Relay(_) => Ok(()),
+        }
+    }
+
+    /// The relay buffer this output fills, if it is one.
+    pub(super) fn relay(&self) -> Option<&RelayBuffer> {
+        match self {
+            Output::Relay(buffer) => Some(buffer),
+            _ => None,
         }
     }
 }

@@ -12,6 +12,7 @@ use fairstream_media::generator::Generator;
 use fairstream_media::h264::incremental::{AccessUnitSplitter, SplitAccessUnit};
 
 use super::SendError;
+use crate::relay::{Popped, RelayBuffer};
 
 /// Access units read ahead of the sender.
 const READ_AHEAD_FRAMES: usize = 64;
@@ -44,13 +45,16 @@ pub enum SourceSpec {
         /// The bitrate before the first target, bits/s.
         initial_bitrate_bps: u32,
     },
+    /// The frames a relay received upstream ([`crate::relay`]), with
+    /// their RTP timestamps.
+    Relay(RelayBuffer),
 }
 
 /// The next frame, if one is ready.
 #[derive(Debug)]
 pub(super) enum Next {
-    /// A frame.
-    Frame(SplitAccessUnit),
+    /// A frame, and the RTP timestamp it keeps (a relayed frame).
+    Frame(SplitAccessUnit, Option<u32>),
     /// None yet (the reader is behind).
     NotYet,
     /// The end of the source.
@@ -69,6 +73,8 @@ pub(super) enum Source {
     },
     /// Encoded on demand.
     Generated(Box<GeneratedSource>),
+    /// Taken from a relay's buffer.
+    Relay(RelayBuffer),
 }
 
 /// The generator and its encoder.
@@ -104,6 +110,7 @@ impl Source {
                     name: path.display().to_string(),
                 })
             }
+            SourceSpec::Relay(buffer) => Ok(Source::Relay(buffer.clone())),
             SourceSpec::Stdin => Ok(Source::Reader {
                 frames: spawn_reader(Box::new(io::stdin()), None),
                 name: "standard input".into(),
@@ -145,7 +152,7 @@ impl Source {
     pub(super) fn next(&mut self) -> Result<Next, SendError> {
         match self {
             Source::Reader { frames, name } => match frames.try_recv() {
-                Ok(Ok(frame)) => Ok(Next::Frame(frame)),
+                Ok(Ok(frame)) => Ok(Next::Frame(frame, None)),
                 Ok(Err(reason)) => Err(SendError::Source {
                     source_name: name.clone(),
                     reason,
@@ -153,7 +160,31 @@ impl Source {
                 Err(TryRecvError::Empty) => Ok(Next::NotYet),
                 Err(TryRecvError::Disconnected) => Ok(Next::End),
             },
-            Source::Generated(generated) => generated.encode_next().map(Next::Frame),
+            Source::Generated(generated) => generated.encode_next().map(|f| Next::Frame(f, None)),
+            Source::Relay(buffer) => Ok(match buffer.pop() {
+                Popped::Frame(frame) => Next::Frame(
+                    SplitAccessUnit {
+                        // Unknown types are sent as P frames (the
+                        // splitter's convention).
+                        frame_type: frame
+                            .frame_type
+                            .unwrap_or(fairstream_media::h264::FrameType::P),
+                        idr: frame.idr,
+                        nal_units: frame.nal_units,
+                    },
+                    Some(frame.timestamp),
+                ),
+                Popped::Empty => Next::NotYet,
+                Popped::Ended => Next::End,
+            }),
+        }
+    }
+
+    /// The relay buffer this source drains, if it is one.
+    pub(super) fn relay(&self) -> Option<&RelayBuffer> {
+        match self {
+            Source::Relay(buffer) => Some(buffer),
+            _ => None,
         }
     }
 

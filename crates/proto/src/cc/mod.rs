@@ -6,6 +6,7 @@
 //! | TFRC receiver (loss history, feedback) | RFC 5348 §5, §6 | [`loss_history`], [`tfrc_receiver`] |
 //! | TFRC-SP (small packets, CCID 4) | RFC 4828, RFC 5622 | [`tfrc`] with [`tfrc::SmallPacketConfig`] |
 //! | TCP-like window control (CCID 2) | RFC 4341 | [`ccid2`] |
+//! | fixed rate for a dedicated bearer (experimental CCID 249) | paper 003 §1, §4 | [`fixed_rate`] |
 //! | connection count of multi-connection TFRC (MULTFRC, E-MULTFRC, aggregate) | paper 001 eq. 6, paper 000 eq. 2 | [`multi`] |
 //!
 //! Every controller is built from a `…Config` whose `Default` names the RFC
@@ -24,6 +25,7 @@ use crate::units::Rate;
 
 pub mod ccid2;
 pub mod equation;
+pub mod fixed_rate;
 pub mod loss_history;
 pub mod multfrc;
 pub mod multi;

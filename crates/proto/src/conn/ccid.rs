@@ -6,6 +6,10 @@
 //! |---|---|---|
 //! | sender | [`TfrcSender`] paces, [`WindowCounter`] sets CCVal; feedback from Loss Event Rate, Receive Rate and Elapsed Time | [`Ccid2Sender`] window; feedback from Ack Vectors; Ack Ratio changes |
 //! | receiver | [`TfrcReceiver`] on a dense data-packet count ([`DataSeqMapper`]); feedback options when it says so | [`AckHistory`]; an Ack Vector every Ack Ratio data packets or after a delay |
+//!
+//! The experimental fixed-rate CCID 249 pairs a [`FixedRateSender`] (with
+//! CCID 3's window counter) with CCID 3's receiver: its feedback gives the
+//! sender an RTT and the loss event rate, which do not change its rate.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -15,6 +19,7 @@ use super::config::{Ccid, ConnectionConfig};
 use super::history::{DataSeqMapper, SendHistory};
 use super::window_counter::WindowCounter;
 use crate::cc::ccid2::{Ccid2Sender, ReceiverPacket};
+use crate::cc::fixed_rate::FixedRateSender;
 use crate::cc::tfrc::TfrcSender;
 use crate::cc::tfrc_receiver::{DataPacket, TfrcReceiver};
 use crate::cc::{Feedback, RateController, SendPermission, TfrcFeedback};
@@ -65,12 +70,24 @@ pub(crate) enum SenderCcid {
         /// The window controller.
         sender: Box<Ccid2Sender>,
     },
+    /// The experimental fixed-rate CCID 249.
+    Fixed {
+        /// The pacer.
+        sender: Box<FixedRateSender>,
+        /// The CCVal window counter, for CCID 3's receiver (RFC 4342 §8.1).
+        window: WindowCounter,
+    },
 }
 
 impl SenderCcid {
     /// The sender for `ccid`, started at `now`.
     pub(crate) fn new(ccid: Ccid, config: &ConnectionConfig, now: Instant) -> SenderCcid {
-        if ccid.is_tfrc() {
+        if ccid == Ccid::FixedRateExperimental {
+            SenderCcid::Fixed {
+                sender: Box::new(FixedRateSender::new(config.fixed_rate.clone(), now)),
+                window: WindowCounter::new(),
+            }
+        } else if ccid.is_tfrc() {
             SenderCcid::Tfrc {
                 sender: Box::new(TfrcSender::new(config.tfrc_sender_config(ccid), now)),
                 window: WindowCounter::new(),
@@ -86,6 +103,7 @@ impl SenderCcid {
         match self {
             SenderCcid::Tfrc { sender, .. } => sender.as_ref(),
             SenderCcid::Ccid2 { sender } => sender.as_ref(),
+            SenderCcid::Fixed { sender, .. } => sender.as_ref(),
         }
     }
 
@@ -93,6 +111,7 @@ impl SenderCcid {
         match self {
             SenderCcid::Tfrc { sender, .. } => sender.as_mut(),
             SenderCcid::Ccid2 { sender } => sender.as_mut(),
+            SenderCcid::Fixed { sender, .. } => sender.as_mut(),
         }
     }
 
@@ -107,7 +126,9 @@ impl SenderCcid {
         let rtt = self.controller().rtt();
         self.controller_mut().on_packet_sent(now, seq, size);
         match self {
-            SenderCcid::Tfrc { window, .. } => window.on_send(now, rtt),
+            SenderCcid::Tfrc { window, .. } | SenderCcid::Fixed { window, .. } => {
+                window.on_send(now, rtt)
+            }
             SenderCcid::Ccid2 { .. } => 0,
         }
     }
@@ -130,8 +151,10 @@ impl SenderCcid {
     /// The RTT measured by the handshake (RFC 5348 §4.2 lets TFRC start from
     /// it: X = W_init/R).
     pub(crate) fn set_handshake_rtt(&mut self, now: Instant, rtt: Duration) {
-        if let SenderCcid::Tfrc { sender, .. } = self {
-            sender.set_initial_rtt(now, rtt);
+        match self {
+            SenderCcid::Tfrc { sender, .. } => sender.set_initial_rtt(now, rtt),
+            SenderCcid::Fixed { sender, .. } => sender.set_initial_rtt(rtt),
+            SenderCcid::Ccid2 { .. } => {}
         }
     }
 
@@ -144,38 +167,27 @@ impl SenderCcid {
         history: &SendHistory,
     ) -> FeedbackUse {
         match self {
+            SenderCcid::Fixed { sender, window } => {
+                let (feedback, record) = match tfrc_feedback(packet, history) {
+                    Ok(found) => found,
+                    Err(use_) => return use_,
+                };
+                if sender.on_feedback(now, &Feedback::Tfrc(feedback)).is_err() {
+                    return FeedbackUse::Ignored;
+                }
+                if record.data {
+                    window.on_ack_of(now, record.ccval);
+                }
+                FeedbackUse::Used
+            }
             SenderCcid::Tfrc { sender, window } => {
-                let options = packet.options;
-                // RFC 4342 §8.3, §8.5: the receiver's feedback carries Receive
-                // Rate and Loss Event Rate; packets without them are not
-                // feedback.
-                let (Some(receive_rate), Some(loss_event_rate)) =
-                    (options.receive_rate(), options.loss_event_rate())
-                else {
-                    return FeedbackUse::None;
+                let (feedback, record) = match tfrc_feedback(packet, history) {
+                    Ok(found) => found,
+                    Err(use_) => return use_,
                 };
-                let Some((_, ack)) = packet.ack else {
-                    return FeedbackUse::Ignored;
-                };
-                let (Some(record), Some(p)) = (history.get(ack), loss_event_rate.p()) else {
-                    return FeedbackUse::Ignored;
-                };
-                // RFC 4342 §6.1 / §8.2: the sender takes the RTT from the
-                // acknowledged packet's send time less the Elapsed Time the
-                // receiver reports.
-                let delay = options
-                    .elapsed_time()
-                    .map_or(Duration::ZERO, ElapsedTime::to_duration);
-                if let Some(j) = decode_losses_per_event(options) {
+                if let Some(j) = decode_losses_per_event(packet.options) {
                     sender.set_losses_per_event(j);
                 }
-                let feedback = TfrcFeedback {
-                    echoed_send_time: record.at,
-                    receiver_delay: delay,
-                    receive_rate: Rate::from_bytes_per_sec(f64::from(receive_rate)),
-                    loss_event_rate: p,
-                    highest_seq: ack,
-                };
                 if sender.on_feedback(now, &Feedback::Tfrc(feedback)).is_err() {
                     return FeedbackUse::Ignored;
                 }
@@ -222,7 +234,7 @@ impl SenderCcid {
     pub(crate) fn take_ack_ratio_change(&mut self) -> Option<u16> {
         match self {
             SenderCcid::Ccid2 { sender } => sender.take_ack_ratio_change(),
-            SenderCcid::Tfrc { .. } => None,
+            SenderCcid::Tfrc { .. } | SenderCcid::Fixed { .. } => None,
         }
     }
 
@@ -240,6 +252,7 @@ impl SenderCcid {
     pub(crate) fn loss_event_rate(&self) -> f64 {
         match self {
             SenderCcid::Tfrc { sender, .. } => sender.loss_event_rate(),
+            SenderCcid::Fixed { sender, .. } => sender.loss_event_rate(),
             SenderCcid::Ccid2 { .. } => 0.0,
         }
     }
@@ -248,7 +261,7 @@ impl SenderCcid {
     pub(crate) fn cwnd(&self) -> Option<u32> {
         match self {
             SenderCcid::Ccid2 { sender } => Some(sender.cwnd()),
-            SenderCcid::Tfrc { .. } => None,
+            SenderCcid::Tfrc { .. } | SenderCcid::Fixed { .. } => None,
         }
     }
 
@@ -256,7 +269,7 @@ impl SenderCcid {
     pub(crate) fn tfrc(&self) -> Option<&TfrcSender> {
         match self {
             SenderCcid::Tfrc { sender, .. } => Some(sender),
-            SenderCcid::Ccid2 { .. } => None,
+            SenderCcid::Ccid2 { .. } | SenderCcid::Fixed { .. } => None,
         }
     }
 
@@ -264,7 +277,15 @@ impl SenderCcid {
     pub(crate) fn tfrc_mut(&mut self) -> Option<&mut TfrcSender> {
         match self {
             SenderCcid::Tfrc { sender, .. } => Some(sender),
-            SenderCcid::Ccid2 { .. } => None,
+            SenderCcid::Ccid2 { .. } | SenderCcid::Fixed { .. } => None,
+        }
+    }
+
+    /// The fixed-rate sender of CCID 249.
+    pub(crate) fn fixed_rate(&self) -> Option<&FixedRateSender> {
+        match self {
+            SenderCcid::Fixed { sender, .. } => Some(sender),
+            _ => None,
         }
     }
 
@@ -272,7 +293,7 @@ impl SenderCcid {
     pub(crate) fn ccid2(&self) -> Option<&Ccid2Sender> {
         match self {
             SenderCcid::Ccid2 { sender } => Some(sender),
-            SenderCcid::Tfrc { .. } => None,
+            SenderCcid::Tfrc { .. } | SenderCcid::Fixed { .. } => None,
         }
     }
 }
@@ -319,7 +340,7 @@ impl ReceiverCcid {
         now: Instant,
         memory: usize,
     ) -> ReceiverCcid {
-        if ccid.is_tfrc() {
+        if ccid.has_tfrc_feedback() {
             ReceiverCcid::Tfrc {
                 receiver: Box::new(TfrcReceiver::new(config.tfrc_receiver_config(ccid), now)),
                 mapper: DataSeqMapper::new(memory),
@@ -542,6 +563,40 @@ impl ReceiverCcid {
             ReceiverCcid::Tfrc { .. } => 0,
         }
     }
+}
+
+/// The TFRC feedback a peer packet carries (RFC 4342 §8.3, §8.5: Receive
+/// Rate and Loss Event Rate), with the record of the packet it
+/// acknowledges; the [`FeedbackUse`] to report when there is none.
+fn tfrc_feedback(
+    packet: &PeerPacket<'_>,
+    history: &SendHistory,
+) -> Result<(TfrcFeedback, super::history::SentRecord), FeedbackUse> {
+    let options = packet.options;
+    let (Some(receive_rate), Some(loss_event_rate)) =
+        (options.receive_rate(), options.loss_event_rate())
+    else {
+        return Err(FeedbackUse::None);
+    };
+    let Some((_, ack)) = packet.ack else {
+        return Err(FeedbackUse::Ignored);
+    };
+    let (Some(record), Some(p)) = (history.get(ack), loss_event_rate.p()) else {
+        return Err(FeedbackUse::Ignored);
+    };
+    // RFC 4342 §6.1 / §8.2: the RTT from the acknowledged packet's send
+    // time less the Elapsed Time the receiver reports.
+    let delay = options
+        .elapsed_time()
+        .map_or(Duration::ZERO, ElapsedTime::to_duration);
+    let feedback = TfrcFeedback {
+        echoed_send_time: record.at,
+        receiver_delay: delay,
+        receive_rate: Rate::from_bytes_per_sec(f64::from(receive_rate)),
+        loss_event_rate: p,
+        highest_seq: ack,
+    };
+    Ok((feedback, record))
 }
 
 fn clamp_u32(value: u64, max: u32) -> u32 {

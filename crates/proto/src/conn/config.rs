@@ -6,6 +6,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
 use crate::cc::ccid2::Ccid2Config;
+use crate::cc::fixed_rate::FixedRateConfig;
 use crate::cc::tfrc::{SmallPacketConfig, TfrcConfig};
 use crate::cc::tfrc_receiver::TfrcReceiverConfig;
 use crate::wire::dccp::{ChecksumContext, PseudoHeader, PROTOCOL_DCCP};
@@ -32,6 +33,19 @@ pub enum Ccid {
     /// [`Connection::set_tfrc_flows`](super::Connection::set_tfrc_flows), as
     /// the aggregate connection-count controller of a session does.
     MulTfrcExperimental,
+    /// CCID 249, the next number of the experimental range (248-255,
+    /// RFC 4340 §10/§19.5), used here for a fixed sending rate on a
+    /// dedicated bearer (paper 003's proxy re-sends on one).
+    ///
+    /// Status: negotiated only when it appears in
+    /// [`ConnectionConfig::accepted_ccids`] (never by default). The sender
+    /// paces at [`ConnectionConfig::fixed_rate`]
+    /// ([`FixedRateSender`](crate::cc::fixed_rate::FixedRateSender)) and
+    /// ignores loss; the receiver is CCID 3's, so its feedback (RFC 4342
+    /// §8) still gives the sender an RTT and the loss event rate to report.
+    /// It has no congestion control: use it only where the path's capacity
+    /// is reserved for the flow.
+    FixedRateExperimental,
 }
 
 impl Ccid {
@@ -42,6 +56,7 @@ impl Ccid {
             3 => Some(Ccid::Tfrc),
             4 => Some(Ccid::TfrcSp),
             248 => Some(Ccid::MulTfrcExperimental),
+            249 => Some(Ccid::FixedRateExperimental),
             _ => None,
         }
     }
@@ -53,12 +68,21 @@ impl Ccid {
             Ccid::Tfrc => 3,
             Ccid::TfrcSp => 4,
             Ccid::MulTfrcExperimental => 248,
+            Ccid::FixedRateExperimental => 249,
         }
     }
 
     /// Whether the half-connection runs TFRC (CCID 3, 4 and the
-    /// experimental MulTFRC), as opposed to the window control of CCID 2.
+    /// experimental MulTFRC), as opposed to the window control of CCID 2
+    /// or the fixed rate of CCID 249.
     pub const fn is_tfrc(self) -> bool {
+        !matches!(self, Ccid::Ccid2 | Ccid::FixedRateExperimental)
+    }
+
+    /// Whether the half-connection's receiver sends TFRC feedback (RFC 4342
+    /// §8: Loss Event Rate, Receive Rate, Loss Intervals): every CCID but
+    /// CCID 2, the fixed-rate CCID 249 included.
+    pub const fn has_tfrc_feedback(self) -> bool {
         !matches!(self, Ccid::Ccid2)
     }
 }
@@ -225,6 +249,9 @@ pub struct ConnectionConfig {
     pub tfrc_receiver: TfrcReceiverConfig,
     /// The CCID 2 sender.
     pub ccid2: Ccid2Config,
+    /// The sender of the experimental fixed-rate CCID 249. Default: 64
+    /// kbit/s ([`FixedRateConfig::default`]).
+    pub fixed_rate: FixedRateConfig,
     /// A CCID 2 receiver acknowledges every Ack Ratio data packets; this
     /// timer acknowledges data that waited longer. Default 20 ms (a choice).
     pub ccid2_ack_delay: Duration,
@@ -251,6 +278,7 @@ impl Default for ConnectionConfig {
             tfrc: TfrcConfig::default(),
             tfrc_receiver: TfrcReceiverConfig::default(),
             ccid2: Ccid2Config::default(),
+            fixed_rate: FixedRateConfig::default(),
             ccid2_ack_delay: Duration::from_millis(20),
         }
     }
@@ -326,6 +354,7 @@ mod tests {
             Ccid::Tfrc,
             Ccid::TfrcSp,
             Ccid::MulTfrcExperimental,
+            Ccid::FixedRateExperimental,
         ] {
             assert_eq!(Ccid::from_number(ccid.number()), Some(ccid));
         }

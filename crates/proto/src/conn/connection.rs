@@ -381,6 +381,11 @@ impl Connection {
         }
     }
 
+    /// The sender of the experimental fixed-rate CCID 249.
+    pub fn fixed_rate_sender(&self) -> Option<&crate::cc::fixed_rate::FixedRateSender> {
+        self.tx.as_ref().and_then(SenderCcid::fixed_rate)
+    }
+
     /// The CCID 2 sender.
     pub fn ccid2_sender(&self) -> Option<&crate::cc::ccid2::Ccid2Sender> {
         self.tx.as_ref().and_then(SenderCcid::ccid2)

@@ -143,9 +143,10 @@ impl Connection {
         }
         match option.kind() {
             0..=127 => option.is_understood(),
-            kind::LOSS_EVENT_RATE | kind::LOSS_INTERVALS | kind::RECEIVE_RATE => {
-                self.features.ccids().is_some_and(|(tx, _)| tx.is_tfrc())
-            }
+            kind::LOSS_EVENT_RATE | kind::LOSS_INTERVALS | kind::RECEIVE_RATE => self
+                .features
+                .ccids()
+                .is_some_and(|(tx, _)| tx.has_tfrc_feedback()),
             _ => false,
         }
     }

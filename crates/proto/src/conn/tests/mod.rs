@@ -4,6 +4,7 @@
 mod attacks;
 mod close;
 mod endpoint;
+mod fixed_rate;
 mod handshake;
 mod negotiation;
 mod robustness;

@@ -1,0 +1,64 @@
+//! `fairstream relay`: paper 003's proxy over real sockets
+//! (`fairstream_net::relay`).
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use fairstream_net::relay::{RelayConfig, MIN_BUFFER_BYTES};
+use fairstream_proto::units::{Bytes, UnitError};
+
+use crate::stream_cmd::{parse_positive_duration, parse_url, StatsArgs};
+
+/// `fairstream relay`.
+#[derive(Debug, Args)]
+pub(crate) struct RelayArgs {
+    /// Where the upstream sender connects: dccp://:PORT (or
+    /// dccp://ADDRESS:PORT), options cc and max_packet
+    listen: String,
+    /// Where the stream goes on, with the downstream transport: any
+    /// sender URL, e.g. dccp://HOST:PORT?cc=tfrc&conns=4
+    downstream: String,
+    /// The proxy buffer between the two sides (8MB, 512kB, 16MiB); when
+    /// full, the oldest P and B frames are dropped first
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = parse_buffer)]
+    buffer: u64,
+    /// Stop after this long
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    duration: Option<Duration>,
+    /// The upstream sender counts as gone (and the buffer is drained
+    /// downstream) when silent this long
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
+    idle_timeout: Duration,
+    /// Give up when no downstream connection opened within this
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
+    handshake_timeout: Duration,
+    #[command(flatten)]
+    stats: StatsArgs,
+}
+
+fn parse_buffer(text: &str) -> Result<u64, String> {
+    let bytes: Bytes = text.parse().map_err(|e: UnitError| e.to_string())?;
+    if bytes.0 < MIN_BUFFER_BYTES {
+        return Err(format!(
+            "`{text}` is smaller than the least buffer, {MIN_BUFFER_BYTES} bytes (64KiB)"
+        ));
+    }
+    Ok(bytes.0)
+}
+
+/// Runs `fairstream relay`.
+pub(crate) fn run(args: &RelayArgs) -> Result<()> {
+    let listen = parse_url(&args.listen).context("the listening URL")?;
+    let downstream = parse_url(&args.downstream).context("the downstream URL")?;
+    let mut config = RelayConfig::new(listen, downstream);
+    config.buffer_bytes = args.buffer;
+    config.duration = args.duration;
+    config.idle_timeout = args.idle_timeout;
+    config.handshake_timeout = args.handshake_timeout;
+    config.stats = args.stats.config();
+    let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
+    let report = fairstream_net::relay::run(config, stop)?;
+    println!("{}", serde_json::to_string(&report).context("summary")?);
+    Ok(())
+}

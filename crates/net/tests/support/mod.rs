@@ -1,0 +1,102 @@
+//! Pieces shared by the end-to-end tests that stream through in-process
+//! emulators: receivers on threads, emulated links, ffmpeg.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use fairstream_net::emulate::{DirectionConfig, Emulator, EmulatorConfig, EmulatorHandle};
+use fairstream_net::recv::{OutputSpec, Receiver, RecvConfig, RecvReport};
+use fairstream_net::stats::StatsConfig;
+use fairstream_sim::link::Capacity;
+use fairstream_sim::loss::LossConfig;
+
+/// A file in this test run's temporary directory.
+pub(crate) fn temp_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fairstream-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Statistics every `interval`, as JSON lines to `json`, none on stderr.
+pub(crate) fn stats(interval: Duration, json: Option<PathBuf>) -> StatsConfig {
+    StatsConfig {
+        interval: Some(interval),
+        human: false,
+        json,
+    }
+}
+
+/// A receiver on a thread writing to `output`; its address on loopback
+/// and its result.
+pub(crate) fn start_receiver(
+    output: OutputSpec,
+    duration: Duration,
+    stats_json: Option<PathBuf>,
+) -> (SocketAddr, thread::JoinHandle<RecvReport>) {
+    let mut config = RecvConfig::new("dccp://127.0.0.1:0".parse().unwrap(), output);
+    config.duration = Some(duration);
+    config.idle_timeout = Duration::from_secs(5);
+    config.stats = stats(Duration::from_millis(500), stats_json);
+    let receiver = Receiver::bind(config).unwrap();
+    let port = receiver.local_addr().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = thread::spawn(move || receiver.run(&stop).unwrap());
+    (SocketAddr::from(([127, 0, 0, 1], port)), handle)
+}
+
+/// An emulated link in front of `to`: `rate`, `delay` each way, `loss`
+/// forward only (feedback is neither throttled nor lost).
+pub(crate) fn emulate(
+    to: SocketAddr,
+    rate: &str,
+    delay: Duration,
+    loss: LossConfig,
+) -> EmulatorHandle {
+    let mut config = EmulatorConfig::new("127.0.0.1:0".parse().unwrap(), to);
+    config.forward = DirectionConfig {
+        capacity: Some(Capacity::Fixed(rate.parse().unwrap())),
+        delay,
+        loss,
+        ..DirectionConfig::default()
+    };
+    config.backward.delay = delay;
+    Emulator::bind(config).unwrap().spawn().unwrap()
+}
+
+/// Frames ffmpeg decodes from `path` (its default error concealment; it
+/// outputs no picture for a frame missing whole).
+pub(crate) fn ffmpeg_frames(ffmpeg: &Path, path: &Path) -> usize {
+    let out = Command::new(ffmpeg)
+        .args(["-v", "error", "-err_detect", "ignore_err", "-i"])
+        .arg(path)
+        .args(["-f", "framecrc", "-"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .count()
+}
+
+/// The access units of an Annex B file.
+pub(crate) fn access_units(path: &Path) -> usize {
+    fairstream_media::h264::access_unit_bytes(&std::fs::read(path).unwrap())
+        .unwrap()
+        .len()
+}
+
+/// The JSON lines of a statistics file.
+pub(crate) fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
