@@ -213,6 +213,8 @@ impl Run {
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
         let report = SendReport {
             target: sender.target.to_string(),
+            // Allocated up front: growing it would cost a copy mid-run.
+            departures: Vec::with_capacity(config.record_departures.min(1 << 24)),
             ..SendReport::default()
         };
         Ok(Run {
@@ -508,7 +510,14 @@ impl Run {
     fn transmit(&mut self, now: Instant, closing: bool) -> Result<(), SendError> {
         while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
             let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
-            if let Err(error) = self.sender.link.send(bytes) {
+            let sent = self.sender.link.send(bytes);
+            if sent.is_ok() && self.report.departures.len() < self.sender.config.record_departures {
+                let at = (self.clock.now() - self.start).as_nanos();
+                self.report
+                    .departures
+                    .push((u64::try_from(at).unwrap_or(u64::MAX), bytes.len()));
+            }
+            if let Err(error) = sent {
                 match error.kind() {
                     // The kernel's buffer is full: the packet is lost, as on
                     // a congested link.

@@ -43,6 +43,9 @@ pub struct SendConfig {
     pub close_timeout: Duration,
     /// Statistics.
     pub stats: StatsConfig,
+    /// Record the departure of up to this many datagrams in
+    /// [`SendReport::departures`] (for benchmarks of the pacing). Default 0.
+    pub record_departures: usize,
 }
 
 impl SendConfig {
@@ -60,6 +63,7 @@ impl SendConfig {
             handshake_timeout: Duration::from_secs(5),
             close_timeout: Duration::from_secs(2),
             stats: StatsConfig::default(),
+            record_departures: 0,
         }
     }
 }
@@ -148,4 +152,10 @@ pub struct SendReport {
     pub connections_lost: u64,
     /// Every connection closed with the Close handshake in time.
     pub closed_cleanly: bool,
+    /// (nanoseconds since the sender started, bytes) of the first
+    /// [`SendConfig::record_departures`] datagrams the socket took, data
+    /// and control alike, each stamped when its send call returned. Not
+    /// in the JSON summary.
+    #[serde(skip)]
+    pub departures: Vec<(u64, usize)>,
 }
