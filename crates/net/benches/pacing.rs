@@ -48,6 +48,10 @@ const FULL_PAYLOAD: usize = MAX_PACKET - 32;
 /// under 100 bytes; the last fragment of a frame may be short, and is left
 /// out of the gap statistics).
 const DATA_MIN: usize = 100;
+/// Datagrams at least this long carry a full payload: `FULL_PAYLOAD` plus
+/// the shortest DCCP data header (16 bytes; a DataAck has 24, and an NDP
+/// Count option may follow).
+const FULL_MIN: usize = FULL_PAYLOAD + 16;
 /// The blaster's wait: sleep until this long before the deadline, then
 /// spin (as `fairstream_net::link::UdpLink::wait` does).
 const SPIN: Duration = Duration::from_micros(200);
@@ -240,7 +244,18 @@ fn analyse(departures: &[(u64, usize)], asked: Duration) -> (f64, f64, usize, Ga
         .copied()
         .filter(|&(_, len)| len >= DATA_MIN)
         .collect();
-    let full = data.iter().map(|d| d.1).max().unwrap_or(0);
+    // The most common length of a full datagram (the blaster sends it).
+    let mut lengths: Vec<usize> = data
+        .iter()
+        .map(|d| d.1)
+        .filter(|&l| l >= FULL_MIN)
+        .collect();
+    lengths.sort_unstable();
+    let full = lengths
+        .chunk_by(|a, b| a == b)
+        .max_by_key(|run| run.len())
+        .and_then(|run| run.first().copied())
+        .unwrap_or(0);
     let (Some(first), Some(last)) = (data.first(), data.last()) else {
         return (0.0, 0.0, full, GapStats::default());
     };
@@ -250,7 +265,7 @@ fn analyse(departures: &[(u64, usize)], asked: Duration) -> (f64, f64, usize, Ga
     let asked_ns = asked.as_nanos() as f64;
     let gaps: Vec<f64> = data
         .windows(2)
-        .filter(|w| w[0].1 == full)
+        .filter(|w| w[0].1 >= FULL_MIN)
         .map(|w| (w[1].0 - w[0].0) as f64)
         .collect();
     let n = gaps.len().max(1) as f64;
@@ -379,7 +394,7 @@ fn run_fairstream(stream: &Path, mbit: f64, secs: f64, clk_tck: f64) -> Measured
 }
 
 fn run_blaster(mbit: f64, secs: f64, clk_tck: f64, datagram_len: usize) -> Measured {
-    let datagram_len = if datagram_len >= DATA_MIN {
+    let datagram_len = if datagram_len >= FULL_MIN {
         datagram_len
     } else {
         MAX_PACKET
@@ -395,11 +410,15 @@ fn run_blaster(mbit: f64, secs: f64, clk_tck: f64, datagram_len: usize) -> Measu
             .connect(SocketAddr::from(([127, 0, 0, 1], port)))
             .unwrap();
         let payload = vec![0x5au8; datagram_len];
-        let packets = (secs / gap.as_secs_f64()) as usize + 2;
+        let packets = ((secs / gap.as_secs_f64()) as usize + 2).min(1 << 24);
         let mut departures = Vec::with_capacity(packets);
         let start = Instant::now();
         let mut nominal = start;
+        let end = start + Duration::from_secs_f64(secs);
         for _ in 0..packets {
+            if nominal >= end {
+                break;
+            }
             loop {
                 let now = Instant::now();
                 if now >= nominal {
