@@ -285,16 +285,21 @@ impl Run {
                 self.stats_line(now)?;
                 next_stats = interval.map(|i| (at + i).max(now));
             }
-            // Pacing and frame times need the precise wait; the rest not.
-            let precise = [self.session.poll_timeout(), self.next_release(now)]
+            // Pacing and frame times need the precise wait; the rest (the
+            // session's RTT samples, statistics) not.
+            let precise = [self.session.poll_precise_timeout(), self.next_release(now)]
                 .into_iter()
                 .flatten()
                 .min();
-            let coarse = [next_stats, Some(now + MAX_SLEEP)]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(now + MAX_SLEEP);
+            let coarse = [
+                self.session.poll_timeout(),
+                next_stats,
+                Some(now + MAX_SLEEP),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(now + MAX_SLEEP);
             let mut incoming = match precise.filter(|p| *p <= coarse) {
                 Some(deadline) => self.sender.link.wait(&self.clock, deadline),
                 None => self.sender.link.wait_coarse(&self.clock, coarse),
