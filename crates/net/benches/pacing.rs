@@ -101,8 +101,8 @@ fn main() {
          ({FULL_PAYLOAD} paced), blaster datagrams of the same size"
     );
     println!();
-    println!("| Mbit/s asked | sender | achieved Mbit/s | datagrams | lost | loss | CPU s | CPU s/Gbit | loop thread CPU s | mean gap µs (asked) | gap error mean abs µs | p50 µs | p99 µs |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| Mbit/s asked | sender | achieved Mbit/s | datagrams | lost | loss | CPU s | CPU s/Gbit | loop thread CPU s | loop preempted | mean gap µs (asked) | gap error mean abs µs | p50 µs | p99 µs |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut results = Vec::new();
     for &mbit in &rates {
         // `--only fairstream` or `--only blaster`: one side (to profile it).
@@ -171,7 +171,7 @@ fn datagram_factor(datagram_len: usize) -> f64 {
 
 fn print_row(mbit: f64, who: &str, m: &Measured) {
     println!(
-        "| {mbit} | {who} | {:.2} | {} | {} | {:.4} | {:.3} | {:.3} | {} | {:.2} ({:.2}) | {:.2} | {:.2} | {:.2} |",
+        "| {mbit} | {who} | {:.2} | {} | {} | {:.4} | {:.3} | {:.3} | {} | {} | {:.2} ({:.2}) | {:.2} | {:.2} | {:.2} |",
         m.achieved_mbit,
         m.sent,
         m.lost,
@@ -179,6 +179,7 @@ fn print_row(mbit: f64, who: &str, m: &Measured) {
         m.cpu_s,
         m.cpu_per_gbit(),
         m.loop_cpu_s.map_or("–".into(), |s| format!("{s:.3}")),
+        m.loop_preempted.map_or("–".into(), |n| n.to_string()),
         m.gaps.mean_us,
         m.gaps.asked_us,
         m.gaps.mean_abs_us,
@@ -201,6 +202,9 @@ struct Measured {
     cpu_s: f64,
     /// The sending loop thread's own CPU time, where it is known.
     loop_cpu_s: Option<f64>,
+    /// How often the sending loop thread was preempted (involuntary
+    /// context switches), where it is known.
+    loop_preempted: Option<u64>,
     /// Gigabits of datagrams sent.
     gbit: f64,
     /// The length of a full data datagram.
@@ -309,6 +313,18 @@ fn thread_cpu() -> Option<f64> {
     Some(ns / 1e9)
 }
 
+/// The calling thread's involuntary context switches so far
+/// (/proc/thread-self/status): how often it was preempted.
+fn preemptions() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// An Annex B stream of `FRAME_BYTES` slices, each behind an access unit
 /// delimiter so that every slice is a frame; its bytes avoid start-code
 /// emulation. The receiver counts the slices as damaged (there is no
@@ -365,9 +381,9 @@ fn run_fairstream(stream: &Path, mbit: f64, secs: f64, clk_tck: f64) -> Measured
     let cpu_before = process_cpu(clk_tck);
     let sender = std::thread::spawn(move || {
         let report = send::run(config, Arc::new(AtomicBool::new(false))).unwrap();
-        (report, thread_cpu())
+        (report, thread_cpu(), preemptions())
     });
-    let (report, loop_cpu) = sender.join().unwrap();
+    let (report, loop_cpu, loop_preempted) = sender.join().unwrap();
     let cpu_s = process_cpu(clk_tck) - cpu_before;
     let received: serde_json::Value = serde_json::from_str(&child_result(child, out)).unwrap();
     let packets_received = received["packets_received"].as_u64().unwrap();
@@ -387,6 +403,7 @@ fn run_fairstream(stream: &Path, mbit: f64, secs: f64, clk_tck: f64) -> Measured
         lost: sent.saturating_sub(packets_received),
         cpu_s,
         loop_cpu_s: loop_cpu,
+        loop_preempted,
         gbit,
         datagram_len,
         gaps,
@@ -444,9 +461,9 @@ fn run_blaster(mbit: f64, secs: f64, clk_tck: f64, datagram_len: usize) -> Measu
         }
         // Tell the receiver it is over: an empty datagram.
         let _ = socket.send(&[]);
-        (departures, thread_cpu())
+        (departures, thread_cpu(), preemptions())
     });
-    let (departures, loop_cpu) = blaster.join().unwrap();
+    let (departures, loop_cpu, loop_preempted) = blaster.join().unwrap();
     let cpu_s = process_cpu(clk_tck) - cpu_before;
     let received: u64 = child_result(child, out).trim().parse().unwrap();
     let (achieved_mbit, gbit, datagram_len, gaps) = analyse(&departures, gap);
@@ -457,6 +474,7 @@ fn run_blaster(mbit: f64, secs: f64, clk_tck: f64, datagram_len: usize) -> Measu
         lost: sent.saturating_sub(received),
         cpu_s,
         loop_cpu_s: loop_cpu,
+        loop_preempted,
         gbit,
         datagram_len,
         gaps,
