@@ -79,17 +79,7 @@ fn main() {
         .split(',')
         .map(|r| r.trim().parse().expect("--rates MBIT,MBIT,..."))
         .collect();
-    let clk_tck: f64 = String::from_utf8(
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .expect("getconf")
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .parse()
-    .expect("CLK_TCK");
+    let clk_tck = clk_tck();
     let dir = std::env::temp_dir().join(format!("fairstream-pacing-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let stream = dir.join("synthetic.264");
@@ -101,8 +91,8 @@ fn main() {
          ({FULL_PAYLOAD} paced), blaster datagrams of the same size"
     );
     println!();
-    println!("| Mbit/s asked | sender | achieved Mbit/s | datagrams | lost | loss | CPU s | CPU s/Gbit | loop thread CPU s | loop preempted | mean gap µs (asked) | gap error mean abs µs | p50 µs | p99 µs |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| Mbit/s asked | sender | achieved Mbit/s | datagrams | lost | loss | CPU s | CPU s/Gbit | loop thread CPU s | loop preempted | receiver CPU s | mean gap µs (asked) | gap error mean abs µs | p50 µs | p99 µs |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut results = Vec::new();
     for &mbit in &rates {
         // `--only fairstream` or `--only blaster`: one side (to profile it).
@@ -171,7 +161,7 @@ fn datagram_factor(datagram_len: usize) -> f64 {
 
 fn print_row(mbit: f64, who: &str, m: &Measured) {
     println!(
-        "| {mbit} | {who} | {:.2} | {} | {} | {:.4} | {:.3} | {:.3} | {} | {} | {:.2} ({:.2}) | {:.2} | {:.2} | {:.2} |",
+        "| {mbit} | {who} | {:.2} | {} | {} | {:.4} | {:.3} | {:.3} | {} | {} | {:.3} | {:.2} ({:.2}) | {:.2} | {:.2} | {:.2} |",
         m.achieved_mbit,
         m.sent,
         m.lost,
@@ -180,6 +170,7 @@ fn print_row(mbit: f64, who: &str, m: &Measured) {
         m.cpu_per_gbit(),
         m.loop_cpu_s.map_or("–".into(), |s| format!("{s:.3}")),
         m.loop_preempted.map_or("–".into(), |n| n.to_string()),
+        m.receiver_cpu_s,
         m.gaps.mean_us,
         m.gaps.asked_us,
         m.gaps.mean_abs_us,
@@ -205,6 +196,8 @@ struct Measured {
     /// How often the sending loop thread was preempted (involuntary
     /// context switches), where it is known.
     loop_preempted: Option<u64>,
+    /// The receiving process's CPU time.
+    receiver_cpu_s: f64,
     /// Gigabits of datagrams sent.
     gbit: f64,
     /// The length of a full data datagram.
@@ -292,6 +285,21 @@ fn analyse(departures: &[(u64, usize)], asked: Duration) -> (f64, f64, usize, Ga
     (achieved_mbit, bits / 1e9, full, stats)
 }
 
+/// Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`).
+fn clk_tck() -> f64 {
+    String::from_utf8(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .expect("getconf")
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .parse()
+    .expect("CLK_TCK")
+}
+
 /// The process's CPU time so far (user + system, all threads, living and
 /// ended), from /proc/self/stat, in seconds.
 fn process_cpu(clk_tck: f64) -> f64 {
@@ -360,11 +368,14 @@ fn spawn_child(args: &[&str]) -> (Child, u16, BufReader<std::process::ChildStdou
     (child, port, out)
 }
 
-fn child_result(mut child: Child, mut out: BufReader<std::process::ChildStdout>) -> String {
+/// The child's result line and its CPU time in seconds.
+fn child_result(mut child: Child, mut out: BufReader<std::process::ChildStdout>) -> (String, f64) {
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
+    let mut cpu = String::new();
+    out.read_line(&mut cpu).unwrap();
     child.wait().unwrap();
-    line
+    (line, cpu.trim().parse().unwrap())
 }
 
 fn run_fairstream(stream: &Path, mbit: f64, secs: f64, clk_tck: f64) -> Measured {
@@ -385,7 +396,8 @@ fn run_fairstream(stream: &Path, mbit: f64, secs: f64, clk_tck: f64) -> Measured
     });
     let (report, loop_cpu, loop_preempted) = sender.join().unwrap();
     let cpu_s = process_cpu(clk_tck) - cpu_before;
-    let received: serde_json::Value = serde_json::from_str(&child_result(child, out)).unwrap();
+    let (line, receiver_cpu_s) = child_result(child, out);
+    let received: serde_json::Value = serde_json::from_str(&line).unwrap();
     let packets_received = received["packets_received"].as_u64().unwrap();
     let asked = Duration::from_secs_f64(FULL_PAYLOAD as f64 * 8.0 / (mbit * 1e6));
     let (achieved_mbit, gbit, datagram_len, gaps) = analyse(&report.departures, asked);
@@ -404,6 +416,7 @@ fn run_fairstream(stream: &Path, mbit: f64, secs: f64, clk_tck: f64) -> Measured
         cpu_s,
         loop_cpu_s: loop_cpu,
         loop_preempted,
+        receiver_cpu_s,
         gbit,
         datagram_len,
         gaps,
@@ -465,7 +478,8 @@ fn run_blaster(mbit: f64, secs: f64, clk_tck: f64, datagram_len: usize) -> Measu
     });
     let (departures, loop_cpu, loop_preempted) = blaster.join().unwrap();
     let cpu_s = process_cpu(clk_tck) - cpu_before;
-    let received: u64 = child_result(child, out).trim().parse().unwrap();
+    let (line, receiver_cpu_s) = child_result(child, out);
+    let received: u64 = line.trim().parse().unwrap();
     let (achieved_mbit, gbit, datagram_len, gaps) = analyse(&departures, gap);
     let sent = departures.len() as u64;
     Measured {
@@ -475,6 +489,7 @@ fn run_blaster(mbit: f64, secs: f64, clk_tck: f64, datagram_len: usize) -> Measu
         cpu_s,
         loop_cpu_s: loop_cpu,
         loop_preempted,
+        receiver_cpu_s,
         gbit,
         datagram_len,
         gaps,
@@ -498,6 +513,7 @@ fn child(args: &[String]) {
             let _ = std::io::stdout().flush();
             let report = receiver.run(&AtomicBool::new(false)).unwrap();
             println!("{}", serde_json::to_string(&report).unwrap());
+            println!("{}", process_cpu(clk_tck()));
         }
         Some("blaster") => {
             let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -519,6 +535,7 @@ fn child(args: &[String]) {
                 count += 1;
             }
             println!("{count}");
+            println!("{}", process_cpu(clk_tck()));
         }
         _ => panic!("--child fairstream|blaster"),
     }
