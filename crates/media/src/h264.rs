@@ -96,12 +96,22 @@ impl NalUnit {
 pub fn split_nal_units(stream: &[u8]) -> Vec<NalUnit> {
     let mut starts = Vec::new();
     let mut i = 0;
-    while i + 3 <= stream.len() {
-        if stream[i] == 0 && stream[i + 1] == 0 && stream[i + 2] == 1 {
-            starts.push(i + 3);
-            i += 3;
-        } else {
-            i += 1;
+    // Looks at the third byte of the window first (as FFmpeg's start-code
+    // search does): above 1 it rules out windows at i, i + 1 and i + 2,
+    // which would need it to be 1, 0 and 0; a 1 rules out the windows at
+    // i + 1 and i + 2. The starts found are those of a byte-by-byte scan,
+    // in about a third of the steps on slice data (pacing benchmark,
+    // `docs/performance.md`).
+    while let Some(&third) = stream.get(i + 2) {
+        match third {
+            2.. => i += 3,
+            1 => {
+                if stream[i] == 0 && stream[i + 1] == 0 {
+                    starts.push(i + 3);
+                }
+                i += 3;
+            }
+            0 => i += 1,
         }
     }
     let mut units = Vec::with_capacity(starts.len());

@@ -334,16 +334,23 @@ impl RecvRun {
                 self.stats_line(now)?;
                 next_stats = interval.map(|i| (at + i).max(now));
             }
-            // Feedback timers need the precise wait; statistics not.
-            let coarse = [next_stats, Some(now + MAX_SLEEP)]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(now + MAX_SLEEP);
-            let mut incoming = match self.session.poll_timeout().filter(|t| *t <= coarse) {
-                Some(deadline) => self.receiver.link.wait(&self.clock, deadline),
-                None => self.receiver.link.wait_coarse(&self.clock, coarse),
-            };
+            // Nothing here is paced: feedback and acknowledgement timers
+            // may fire a few tens of microseconds late (the sender takes
+            // the receiver's delay out of its RTT samples, RFC 4342 §8.2),
+            // so the receiver sleeps rather than spin before them. Spinning
+            // cost it a spin per feedback, once per RTT, and on a shared
+            // machine took the sender's core (pacing benchmark,
+            // `docs/performance.md`).
+            let deadline = [
+                self.session.poll_timeout(),
+                next_stats,
+                Some(now + MAX_SLEEP),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(now + MAX_SLEEP);
+            let mut incoming = self.receiver.link.wait_coarse(&self.clock, deadline);
             while let Some(message) = incoming {
                 if let Incoming::Datagram(from, bytes) = message {
                     self.datagram(from, &bytes);

@@ -201,6 +201,8 @@ impl Run {
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
         let report = SendReport {
             target: sender.target.to_string(),
+            // Allocated up front: growing it would cost a copy mid-run.
+            departures: Vec::with_capacity(config.record_departures.min(1 << 24)),
             ..SendReport::default()
         };
         Ok(Run {
@@ -271,16 +273,21 @@ impl Run {
                 self.stats_line(now)?;
                 next_stats = interval.map(|i| (at + i).max(now));
             }
-            // Pacing and frame times need the precise wait; the rest not.
-            let precise = [self.session.poll_timeout(), self.next_release(now)]
+            // Pacing and frame times need the precise wait; the rest (the
+            // session's RTT samples, statistics) not.
+            let precise = [self.session.poll_precise_timeout(), self.next_release(now)]
                 .into_iter()
                 .flatten()
                 .min();
-            let coarse = [next_stats, Some(now + MAX_SLEEP)]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(now + MAX_SLEEP);
+            let coarse = [
+                self.session.poll_timeout(),
+                next_stats,
+                Some(now + MAX_SLEEP),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(now + MAX_SLEEP);
             let mut incoming = match precise.filter(|p| *p <= coarse) {
                 Some(deadline) => self.sender.link.wait(&self.clock, deadline),
                 None => self.sender.link.wait_coarse(&self.clock, coarse),
@@ -502,7 +509,14 @@ impl Run {
     fn transmit(&mut self, now: Instant, closing: bool) -> Result<(), SendError> {
         while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
             let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
-            if let Err(error) = self.sender.link.send(bytes) {
+            let sent = self.sender.link.send(bytes);
+            if sent.is_ok() && self.report.departures.len() < self.sender.config.record_departures {
+                let at = (self.clock.now() - self.start).as_nanos();
+                self.report
+                    .departures
+                    .push((u64::try_from(at).unwrap_or(u64::MAX), bytes.len()));
+            }
+            if let Err(error) = sent {
                 match error.kind() {
                     // The kernel's buffer is full: the packet is lost, as on
                     // a congested link.

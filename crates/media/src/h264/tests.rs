@@ -129,7 +129,50 @@ fn truncated_and_corrupted_streams_are_parsed_as_far_as_they_go() {
     assert!(!report.access_units.is_empty());
 }
 
+/// The start codes of a byte-by-byte scan: what `split_nal_units`'s
+/// skipping search must find.
+fn start_codes_byte_by_byte(stream: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut i = 0;
+    while i + 3 <= stream.len() {
+        if stream[i..i + 3] == [0, 0, 1] {
+            starts.push(i + 3);
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    starts
+}
+
+/// Where each unit's header byte is: the start code's end.
+fn unit_starts(stream: &[u8]) -> Vec<usize> {
+    split_nal_units(stream)
+        .iter()
+        .map(|u| u.range.start)
+        .collect()
+}
+
 proptest! {
+    #[test]
+    fn the_skipping_search_finds_every_start_code_a_byte_scan_does(
+        // Mostly zeros and ones, so that start codes, runs of zeros and
+        // near misses are common.
+        stream in proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(2), any::<u8>()], 0..300),
+    ) {
+        // A unit is kept when it has a byte after its start code and
+        // trailing zeros; compare the starts of those kept.
+        let expected: Vec<usize> = start_codes_byte_by_byte(&stream);
+        let found = unit_starts(&stream);
+        prop_assert!(found.iter().all(|s| expected.contains(s)), "{found:?} ⊄ {expected:?}");
+        for (index, &start) in expected.iter().enumerate() {
+            let end = expected.get(index + 1).map_or(stream.len(), |next| next - 3);
+            if stream[start..end].iter().any(|&b| b != 0) {
+                prop_assert!(found.contains(&start), "{start} missing from {found:?}");
+            }
+        }
+    }
+
     #[test]
     fn any_bytes_parse_or_fail_cleanly(bytes in proptest::collection::vec(any::<u8>(), 0..2000)) {
         let _ = parse_stream(&bytes);

@@ -47,6 +47,9 @@ pub struct SendConfig {
     /// Where a copy of every frame taken from the source goes, for an
     /// in-process consumer such as `fairstream demo` (`None`: nowhere).
     pub frames: Option<mpsc::Sender<SourceFrame>>,
+    /// Record the departure of up to this many datagrams in
+    /// [`SendReport::departures`] (for benchmarks of the pacing). Default 0.
+    pub record_departures: usize,
 }
 
 /// A frame as the sender took it from its source, for
@@ -76,6 +79,7 @@ impl SendConfig {
             close_timeout: Duration::from_secs(2),
             stats: StatsConfig::default(),
             frames: None,
+            record_departures: 0,
         }
     }
 }
@@ -177,4 +181,10 @@ pub struct SendReport {
     pub connections_lost: u64,
     /// Every connection closed with the Close handshake in time.
     pub closed_cleanly: bool,
+    /// (nanoseconds since the sender started, bytes) of the first
+    /// [`SendConfig::record_departures`] datagrams the socket took, data
+    /// and control alike, each stamped when its send call returned. Not
+    /// in the JSON summary.
+    #[serde(skip)]
+    pub departures: Vec<(u64, usize)>,
 }

@@ -268,6 +268,25 @@ impl SenderSession {
             .min()
     }
 
+    /// The part of [`poll_timeout`](Self::poll_timeout) a real-time
+    /// driver should meet precisely: the connections' timers (pacing
+    /// among them) and the opening of the next connection. The
+    /// connection-count controller's RTT sample, taken once per RTT (at
+    /// least every millisecond), is left out: a sample taken a little late
+    /// changes nothing, and waking precisely for it costs a driver that
+    /// spins before its deadlines about a thousand spins a second on a
+    /// short path (the pacing benchmark, `docs/performance.md`). The
+    /// driver still calls [`handle_timeout`](Self::handle_timeout) by
+    /// `poll_timeout`.
+    pub fn poll_precise_timeout(&self) -> Option<Instant> {
+        let opening = (!self.closed && self.open_connections() < self.counter.connections())
+            .then_some(self.next_open);
+        [self.endpoint.poll_timeout(), opening]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
     /// Closes every connection once its queue has left.
     pub fn close(&mut self, now: Instant) {
         self.closed = true;
