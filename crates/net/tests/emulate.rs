@@ -257,7 +257,16 @@ fn round_trip_grows_by_twice_the_delay() {
 
 /// Sends `count` numbered datagrams through a direction losing with
 /// `loss` (no capacity limit, so nothing queues) and returns which arrived.
-fn arrivals_through(loss: LossConfig, count: u64) -> Vec<bool> {
+/// What crossed an emulated link with channel `loss`: the channel's own
+/// loss rate (its losses over the datagrams it took in, exact whatever the
+/// sockets did), and which datagrams reached the sink, if the sockets
+/// dropped almost none (at most 0.5 %) so that the pattern is the channel's.
+struct Crossing {
+    channel_loss: f64,
+    arrived: Option<Vec<bool>>,
+}
+
+fn arrivals_through(loss: LossConfig, count: u64) -> Crossing {
     let sink = Sink::start(false);
     let emulator = start(config_to(
         sink.address,
@@ -270,21 +279,35 @@ fn arrivals_through(loss: LossConfig, count: u64) -> Vec<bool> {
     thread::sleep(Duration::from_millis(50));
     let stats = emulator.stop().unwrap();
     let received = sink.finish();
-    // The losses must be the channel's: the sockets' buffers on the way in
-    // and out may overflow only when a thread stalls for tens of
-    // milliseconds, and then the test says so rather than measure it.
+    assert!(
+        stats.forward.received_packets >= count * 9 / 10,
+        "the emulator took in only {} of {count}: {stats:?}",
+        stats.forward.received_packets
+    );
+    let channel_loss = stats.forward.channel_losses as f64 / stats.forward.received_packets as f64;
+    // The sockets' buffers on the way in and out overflow only when a
+    // thread stalls for tens of milliseconds (a loaded machine); then the
+    // arrival pattern is not the channel's alone and is not judged.
     let kernel_in = count - stats.forward.received_packets;
     let kernel_out =
         stats.forward.received_packets - stats.forward.channel_losses - received.len() as u64;
-    assert!(
-        kernel_in + kernel_out <= count / 200,
-        "the sockets dropped {kernel_in} on the way in and {kernel_out} on the way out: {stats:?}"
-    );
-    let mut arrived = vec![false; count as usize];
-    for r in &received {
-        arrived[r.sequence as usize] = true;
+    let arrived = if kernel_in + kernel_out <= count / 200 {
+        let mut arrived = vec![false; count as usize];
+        for r in &received {
+            arrived[r.sequence as usize] = true;
+        }
+        Some(arrived)
+    } else {
+        eprintln!(
+            "the sockets dropped {kernel_in} on the way in and {kernel_out} on the way out; \
+             judging the channel's counters only"
+        );
+        None
+    };
+    Crossing {
+        channel_loss,
+        arrived,
     }
-    arrived
 }
 
 fn loss_rate(arrived: &[bool]) -> f64 {
@@ -294,8 +317,12 @@ fn loss_rate(arrived: &[bool]) -> f64 {
 #[test]
 fn bernoulli_loss_is_near_the_configured_rate() {
     let _serial = serial();
-    let arrived = arrivals_through(parse_loss("10%").unwrap(), 4000);
-    let measured = loss_rate(&arrived);
+    let crossing = arrivals_through(parse_loss("10%").unwrap(), 4000);
+    let measured = crossing.channel_loss;
+    if let Some(arrived) = &crossing.arrived {
+        // Every datagram the channel let through reached the sink.
+        assert!((loss_rate(arrived) - measured).abs() < 0.005);
+    }
     // σ = √(0.1 · 0.9 / 4000) ≈ 0.0047.
     eprintln!(
         "Bernoulli 10 %: measured {:.4} over 4000 datagrams",
@@ -310,8 +337,7 @@ fn gilbert_elliott_loss_is_near_the_stationary_rate_and_bursty() {
     // Paper 000's channel: π_bad = 0.05/0.11, long-run loss ≈ 0.0282.
     let config = parse_loss("ge:0.95,0.94,0.01,0.05").unwrap();
     let expected = config.build().unwrap().steady_state_loss();
-    let arrived = arrivals_through(config, 10_000);
-    let measured = loss_rate(&arrived);
+    let measured = arrivals_through(config, 10_000).channel_loss;
     eprintln!("Gilbert-Elliott paper 000: measured {measured:.4}, stationary {expected:.4}");
     assert!(
         (measured - expected).abs() < 0.012,
@@ -321,22 +347,23 @@ fn gilbert_elliott_loss_is_near_the_stationary_rate_and_bursty() {
     // A burstier chain shows its memory: after a loss, another is likelier.
     let config = parse_loss("ge:0.9,0.8,0,0.5").unwrap();
     let expected = config.build().unwrap().steady_state_loss();
-    let arrived = arrivals_through(config, 6000);
-    let measured = loss_rate(&arrived);
+    let crossing = arrivals_through(config, 6000);
+    let measured = crossing.channel_loss;
+    eprintln!("Gilbert-Elliott 0.9,0.8,0,0.5: measured {measured:.4}, stationary {expected:.4}");
+    assert!(
+        (measured - expected).abs() < 0.04,
+        "{measured} vs {expected}"
+    );
+    let Some(arrived) = crossing.arrived else {
+        return;
+    };
     let after_loss: Vec<bool> = arrived
         .windows(2)
         .filter(|w| !w[0])
         .map(|w| !w[1])
         .collect();
     let conditional = after_loss.iter().filter(|&&l| l).count() as f64 / after_loss.len() as f64;
-    eprintln!(
-        "Gilbert-Elliott 0.9,0.8,0,0.5: measured {measured:.4}, stationary {expected:.4}, \
-         P(loss | loss before) {conditional:.3}"
-    );
-    assert!(
-        (measured - expected).abs() < 0.04,
-        "{measured} vs {expected}"
-    );
+    eprintln!("P(loss | loss before) {conditional:.3}");
     // Stationary 1/6; after a loss the chain is in the bad state and stays
     // with 0.8, so P ≈ 0.4. Independent losses would give 1/6.
     assert!(conditional > 0.3, "{conditional}");
