@@ -177,4 +177,12 @@ pub struct SendReport {
     pub connections_lost: u64,
     /// Every connection closed with the Close handshake in time.
     pub closed_cleanly: bool,
+    /// FEC parity packets handed to the session (`fec=n,k`).
+    pub fec_parity_sent: u64,
+    /// Bytes of those parity packets.
+    pub fec_parity_bytes: u64,
+    /// Parity packets the session refused.
+    pub fec_parity_dropped: u64,
+    /// The share of the bytes sent that was parity.
+    pub fec_overhead: Option<f64>,
 }
