@@ -527,7 +527,8 @@ impl Run {
                 SessionEvent::TargetBitrate(rate) => {
                     self.report.target_bitrate_bps = Some(rate.bits_per_sec());
                     // An encoder that refuses a bitrate keeps its last one.
-                    let media = rate.bits_per_sec() * fec::media_share(self.sender.config.url.fec);
+                    let share = fec::media_share(self.sender.config.url.fec, &self.report);
+                    let media = rate.bits_per_sec() * share;
                     match self.source.set_target(media) {
                         Ok(Some(bps)) => self.report.encoder_bitrate_bps = Some(bps),
                         Ok(None) => {}

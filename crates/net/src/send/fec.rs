@@ -12,7 +12,7 @@ use fairstream_media::stream::{parity_rtp_packet, FecParams, ParityHeader, PARIT
 use fairstream_proto::time::Instant;
 use fairstream_proto::wire::rtp::RtpRepr;
 
-use super::{Run, SendError};
+use super::{Run, SendError, SendReport};
 
 /// The largest data packet when the session takes `max` bytes: with FEC,
 /// a parity packet (longer than its block's packets) must fit too.
@@ -20,9 +20,22 @@ pub(super) fn media_datagram(max: usize, fec: Option<FecParams>) -> usize {
     max.saturating_sub(fec.map_or(0, |_| PARITY_OVERHEAD))
 }
 
-/// The share of the session's target bitrate left to the media: k/n.
-pub(super) fn media_share(fec: Option<FecParams>) -> f64 {
-    fec.map_or(1.0, |f| f.k as f64 / f.n as f64)
+/// The share of the session's target bitrate left to the media: k/n, or
+/// less when the parity measured so far took more (a parity packet is as
+/// long as its block's longest packet, so blocks of short packets cost
+/// more than (n − k)/n of the bytes).
+pub(super) fn media_share(fec: Option<FecParams>, report: &SendReport) -> f64 {
+    let Some(fec) = fec else {
+        return 1.0;
+    };
+    let nominal = fec.k as f64 / fec.n as f64;
+    match report.fec_overhead {
+        // After a few blocks the measure is worth more than the nominal.
+        Some(overhead) if report.fec_parity_sent >= 8 * (fec.n - fec.k) as u64 => {
+            nominal.min(1.0 - overhead).max(0.1)
+        }
+        _ => nominal,
+    }
 }
 
 /// Builds parity packets over the packets sent.
