@@ -527,9 +527,8 @@ impl Run {
                 SessionEvent::TargetBitrate(rate) => {
                     self.report.target_bitrate_bps = Some(rate.bits_per_sec());
                     // An encoder that refuses a bitrate keeps its last one.
-                    let share = fec::media_share(self.sender.config.url.fec, &self.report);
-                    let media = rate.bits_per_sec() * share;
-                    match self.source.set_target(media) {
+                    let bps = rate.bits_per_sec() * self.media_share();
+                    match self.source.set_target(bps) {
                         Ok(Some(bps)) => self.report.encoder_bitrate_bps = Some(bps),
                         Ok(None) => {}
                         Err(_) => self.report.encoder_errors += 1,

@@ -106,6 +106,11 @@ impl FecEncoder {
 }
 
 impl Run {
+    /// The share of the target bitrate the encoder gets ([`media_share`]).
+    pub(super) fn media_share(&self) -> f64 {
+        media_share(self.sender.config.url.fec, &self.report)
+    }
+
     /// Hands a packet just sent to the FEC encoder and sends the parity
     /// packets of a block it completed (a parity packet the session
     /// refuses is counted and lost, as on the link).
