@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use fairstream_media::stream::FecParams;
 use fairstream_net::emulate;
 use fairstream_proto::units::Rate;
 
@@ -69,6 +70,10 @@ pub(crate) struct DemoArgs {
     #[arg(long, value_name = "FRAMES", default_value_t = 25,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     gop: u32,
+    /// Packet-level FEC in both runs: RS(n,k) parity over blocks of k RTP
+    /// packets (`n,k`, e.g. 24,20), or none
+    #[arg(long, value_name = "n,k", default_value = DEFAULT_FEC, value_parser = fec)]
+    fec: String,
     /// The seed of the link's loss draws (the same in both runs)
     #[arg(long, value_name = "N", default_value_t = emulate::DEFAULT_SEED)]
     seed: u64,
@@ -94,6 +99,22 @@ fn queue(text: &str) -> Result<String, String> {
     emulate::parse_queue(text)
         .map(|_| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// The demo's FEC unless `--fec` says otherwise.
+const DEFAULT_FEC: &str = "30,24";
+
+/// `n,k` or `none`.
+fn parse_fec(text: &str) -> Result<Option<FecParams>, String> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    fairstream_net::url::parse_fec(text).map(Some)
+}
+
+/// Checks an FEC code and keeps its text.
+fn fec(text: &str) -> Result<String, String> {
+    parse_fec(text).map(|_| text.to_owned())
 }
 
 /// Checks a loss model and keeps its text.
@@ -123,8 +144,11 @@ fn setup_line(setup: &Setup) -> String {
     } else {
         format!("queue {}", setup.queue_text)
     };
+    let fec = setup
+        .fec
+        .map_or_else(String::new, |f| format!(", FEC RS({},{})", f.n, f.k));
     format!(
-        "{} link, {} ms each way (RTT {} ms), {queue}, {}, seed {}; {:.0} s of {}x{} video \
+        "{} link, {} ms each way (RTT {} ms), {queue}, {}{fec}, seed {}; {:.0} s of {}x{} video \
          at {} fps in each run",
         setup.rate,
         setup.delay.as_millis(),
@@ -154,7 +178,7 @@ fn rate_text(rate: Rate) -> String {
 fn command(args: &DemoArgs) -> String {
     format!(
         "cargo run --release -- demo --duration {}s --rate {} --delay {}ms --queue {} \
-         --loss '{}' --size {}x{} --gop {} --seed {}",
+         --loss '{}' --size {}x{} --gop {} --fec {} --seed {}",
         args.duration.as_secs_f64(),
         rate_text(args.rate),
         args.delay.as_millis(),
@@ -163,6 +187,7 @@ fn command(args: &DemoArgs) -> String {
         args.size.0,
         args.size.1,
         args.gop,
+        args.fec,
         args.seed
     )
 }
@@ -187,6 +212,7 @@ pub(crate) fn run(args: &DemoArgs) -> anyhow::Result<()> {
         size: args.size,
         fps: FPS,
         gop: args.gop,
+        fec: parse_fec(&args.fec).map_err(anyhow::Error::msg)?,
         seed: args.seed,
         prebuffer: PREBUFFER,
     };

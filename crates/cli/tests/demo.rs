@@ -74,6 +74,8 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         "PSNR as received",
         "start-up delay",
         "stalls",
+        "rebuilt by FEC",
+        "FEC RS(30,24)",
         "the bytes of one TFRC connection",
     ] {
         assert!(stdout.contains(text), "no `{text}` in\n{stdout}");
@@ -140,6 +142,11 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         .as_str()
         .unwrap()
         .contains("controller=adaptive"));
+    // Both runs carry the default FEC, and the receivers say what it did.
+    for run in runs {
+        assert!(run["url"].as_str().unwrap().ends_with("&fec=30,24"));
+        assert!(run["figures"]["packets_rebuilt"].is_u64(), "{run}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -151,6 +158,8 @@ fn bad_options_fail_at_once_and_name_the_problem() {
         (vec!["--loss", "150%"], "--loss"),
         (vec!["--rate", "fast"], "--rate"),
         (vec!["--size", "17x9"], "--size"),
+        (vec!["--fec", "24,24"], "--fec"),
+        (vec!["--fec", "300,250"], "1 <= k < n <= 255"),
     ] {
         let mut all = args.clone();
         all.extend(["--out", out]);

@@ -24,7 +24,9 @@ use crate::quality::{compare, summarise, FrameQuality, QualitySummary};
 use crate::yuv::Frame;
 
 mod packetizer;
+mod parity;
 pub use packetizer::{rtp_timestamp, FramePacketizer};
+pub use parity::{parity_rtp_packet, parse_parity, ParityHeader, PARITY_OVERHEAD};
 
 /// The RTP payload type used for H.264 (dynamic range).
 pub const PAYLOAD_TYPE: u8 = 96;
@@ -141,11 +143,13 @@ pub fn parity_packets(
             .map(|r| r.timestamp)
             .unwrap_or(0);
         for (index, shard) in parity.into_iter().enumerate() {
-            let mut payload = Vec::with_capacity(FEC_HEADER_BYTES + shard.len());
-            payload.extend_from_slice(&(block as u32).to_be_bytes());
-            payload.extend_from_slice(&[index as u8, fec.k as u8, fec.n as u8]);
-            payload.extend_from_slice(&shard);
-            let bytes = rtp_packet(false, FEC_PAYLOAD_TYPE, seq, timestamp, &payload)?;
+            let header = ParityHeader {
+                block: block as u32,
+                index: index as u8,
+                k: fec.k as u8,
+                n: fec.n as u8,
+            };
+            let bytes = parity_rtp_packet(header, seq, timestamp, &shard)?;
             seq = seq.wrapping_add(1);
             out.push(ParityPacket {
                 block: block as u64,

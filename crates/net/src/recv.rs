@@ -9,6 +9,7 @@
 //! `idle_timeout`.
 
 mod assembler;
+mod fec;
 mod output;
 mod player;
 
@@ -28,6 +29,7 @@ use fairstream_proto::wire::dccp::peek_ports;
 use serde::Serialize;
 
 pub use assembler::LostByType;
+pub use fec::FecReceiveStats;
 pub use output::{base64, sdp_text, OutputSpec};
 
 use crate::clock::Clock;
@@ -166,6 +168,8 @@ pub struct RecvReport {
     pub reorder_max_held: usize,
     /// Gaps the reorder buffer gave up.
     pub reorder_skipped: u64,
+    /// What FEC repaired (when the sender added parity).
+    pub fec: FecReceiveStats,
 }
 
 /// One line of `--stats-json` from the receiver.
@@ -184,6 +188,7 @@ struct RecvStatsLine<'a> {
     buffer_s: f64,
     startup_delay_s: Option<f64>,
     stalls: u64,
+    fec: FecReceiveStats,
     conns: &'a [ConnectionFigures],
 }
 
@@ -270,6 +275,7 @@ impl Receiver {
             output,
             sink,
             assembler: Assembler::new(),
+            fec: fec::FecDecoder::new(),
             player,
             report: RecvReport::default(),
             peer: None,
@@ -297,6 +303,7 @@ struct RecvRun {
     output: Output,
     sink: StatsSink,
     assembler: Assembler,
+    fec: fec::FecDecoder,
     player: Player,
     report: RecvReport,
     peer: Option<SocketAddr>,
@@ -436,11 +443,22 @@ impl RecvRun {
         while let Some(packet) = self.session.recv() {
             self.report.packets_received += 1;
             self.report.bytes_received += packet.len() as u64;
+            let ready = self.fec.push(now, packet);
+            self.assemble(now, ready)?;
+        }
+        let ready = self.fec.poll(now);
+        self.assemble(now, ready)?;
+        self.player.tick(now, false);
+        Ok(())
+    }
+
+    /// Writes and assembles the data packets FEC released.
+    fn assemble(&mut self, now: Instant, packets: Vec<Vec<u8>>) -> Result<(), RecvError> {
+        for packet in packets {
             self.output.rtp_packet(&packet).map_err(RecvError::Output)?;
             let completed = self.assembler.push(&packet);
             self.write(now, completed)?;
         }
-        self.player.tick(now, false);
         Ok(())
     }
 
@@ -544,6 +562,7 @@ impl RecvRun {
             buffer_s,
             startup_delay_s: self.player.startup_delay_s,
             stalls: self.player.stalls,
+            fec: self.fec.stats,
             conns: &conns,
         };
         self.sink.report(&line, &record).map_err(RecvError::Stats)
@@ -551,6 +570,8 @@ impl RecvRun {
 
     fn finish(mut self) -> Result<RecvReport, RecvError> {
         let now = self.clock.now();
+        let ready = self.fec.finish(now);
+        self.assemble(now, ready)?;
         let tail = self.assembler.finish();
         self.write(now, tail)?;
         self.output.flush().map_err(RecvError::Output)?;
@@ -575,6 +596,7 @@ impl RecvRun {
             self.session.endpoint().stats().malformed_dropped + session_stats.malformed;
         report.reorder_max_held = session_stats.reorder.max_held;
         report.reorder_skipped = session_stats.reorder.skipped;
+        report.fec = self.fec.stats;
         let line = format!(
             "recv done ({}): {} frames written ({} bytes), {} complete, {} damaged, {} packets",
             report.stopped_by,

@@ -12,6 +12,7 @@
 //! ([`live_frame_is_late`], the simulator's rule).
 
 mod config;
+mod fec;
 mod source;
 
 use std::collections::VecDeque;
@@ -155,6 +156,7 @@ struct Run {
     source_ended: bool,
     /// The RTP sequence number of the next packet sent.
     rtp_sequence: u16,
+    fec: Option<fec::FecEncoder>,
     buf: Vec<u8>,
 }
 
@@ -192,13 +194,14 @@ impl Run {
         };
         let session = SenderSession::new(session_config, start)
             .map_err(|e| SendError::Config(e.to_string()))?;
-        let max_datagram = session.max_datagram();
+        let max_datagram = fec::media_datagram(session.max_datagram(), config.url.fec);
         let packetizer = FramePacketizer::new(max_datagram)
             .map_err(|e| SendError::Config(format!("max_packet {}: {e}", transport.max_packet)))?;
         // A slice of the encoder fits a packet with its RTP header.
         let slice_max = u32::try_from(max_datagram.saturating_sub(16)).unwrap_or(u32::MAX);
         let source = Source::open(&config.source, config.looped, config.fps, slice_max)?;
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
+        let fec = config.url.fec.map(fec::FecEncoder::new).transpose()?;
         let report = SendReport {
             target: sender.target.to_string(),
             // Allocated up front: growing it would cost a copy mid-run.
@@ -221,6 +224,7 @@ impl Run {
             gop: 0,
             source_ended: false,
             rtp_sequence: 0,
+            fec,
             buf: Vec::with_capacity(2048),
         })
     }
@@ -363,7 +367,6 @@ impl Run {
         }
     }
 
-    /// When the next live frame is due.
     /// When the next live frame is due. A frame whose time has come but
     /// that the reader has not delivered yet (a pipe behind its frame
     /// rate) is looked for again after [`SOURCE_POLL`].
@@ -482,6 +485,7 @@ impl Run {
                     if packet.first_of_frame {
                         self.report.frames_sent += 1;
                     }
+                    self.protect(now, &packet.packet, packet.gop);
                 }
                 Err(_) => {
                     let frame = packet.frame;
@@ -534,7 +538,8 @@ impl Run {
                 SessionEvent::TargetBitrate(rate) => {
                     self.report.target_bitrate_bps = Some(rate.bits_per_sec());
                     // An encoder that refuses a bitrate keeps its last one.
-                    match self.source.set_target(rate.bits_per_sec()) {
+                    let bps = rate.bits_per_sec() * self.media_share();
+                    match self.source.set_target(bps) {
                         Ok(Some(bps)) => self.report.encoder_bitrate_bps = Some(bps),
                         Ok(None) => {}
                         Err(_) => self.report.encoder_errors += 1,

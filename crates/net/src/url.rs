@@ -14,6 +14,7 @@
 //! | `start_offset` | a duration: least time between opening two connections | `0.5s` |
 //! | `rtt_min_lifetime` | a duration; absent: the all-time minimum (paper 001) | absent |
 //! | `max_packet` | bytes of a DCCP packet, 200..=65000 | 1400 |
+//! | `fec` | `n,k`: RS(n, k) parity over blocks of k RTP packets, 1 <= k < n <= 255 (the receiver finds it in the stream) | none |
 //!
 //! Port 0 in a listening URL binds any free port.
 //!
@@ -30,6 +31,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::str::FromStr;
 use std::time::Duration;
 
+use fairstream_media::stream::FecParams;
 use fairstream_proto::cc::multi::{ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::Ccid;
 use fairstream_proto::session::SplitPolicy;
@@ -202,13 +204,15 @@ pub struct DccpUrl {
     pub port: u16,
     /// The options.
     pub transport: TransportOptions,
+    /// Packet-level FEC the sender adds (`fec=n,k`).
+    pub fec: Option<FecParams>,
     text: String,
     /// Keys given in the query.
     keys: Vec<String>,
 }
 
 const SENDER_KEYS: &str =
-    "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, max_packet";
+    "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, max_packet, fec";
 const LISTENER_KEYS: &str = "cc, max_packet";
 
 impl fmt::Display for DccpUrl {
@@ -250,6 +254,7 @@ impl FromStr for DccpUrl {
             host: (!host.is_empty()).then(|| host.to_owned()),
             port,
             transport: TransportOptions::default(),
+            fec: None,
             text: text.to_owned(),
             keys: Vec::new(),
         };
@@ -286,6 +291,16 @@ fn bad(key: &str, value: &str, reason: impl Into<String>) -> UrlError {
         key: key.to_owned(),
         value: value.to_owned(),
         reason: reason.into(),
+    }
+}
+
+/// `n,k` of RS(n, k): 1 <= k < n <= 255.
+pub fn parse_fec(value: &str) -> Result<FecParams, String> {
+    let expected = "expected n,k with 1 <= k < n <= 255 (e.g. 24,20)";
+    let (n, k) = value.split_once(',').ok_or(expected)?;
+    match (n.trim().parse::<usize>(), k.trim().parse::<usize>()) {
+        (Ok(n), Ok(k)) if k >= 1 && k < n && n <= 255 => Ok(FecParams { n, k }),
+        _ => Err(expected.into()),
     }
 }
 
@@ -357,6 +372,7 @@ impl DccpUrl {
                     _ => return Err(bad(key, value, "expected bytes in 200..=65000")),
                 }
             }
+            "fec" => self.fec = Some(parse_fec(value).map_err(|r| bad(key, value, r))?),
             _ => {
                 return Err(UrlError::UnknownKey {
                     url: self.text.clone(),
@@ -475,6 +491,9 @@ mod tests {
         assert_eq!(t.start_offset, Duration::from_millis(250));
         assert_eq!(t.max_packet, 1000);
         assert_eq!(url.target().unwrap().port(), 9000);
+        assert_eq!(url.fec, None);
+        let fec: DccpUrl = "dccp://h:1?fec=24,20".parse().unwrap();
+        assert_eq!(fec.fec, Some(FecParams { n: 24, k: 20 }));
         let any: DccpUrl = "dccp://127.0.0.1:0".parse().unwrap();
         assert_eq!(any.listen_address().unwrap().port(), 0);
         let error = any.target().unwrap_err().to_string();
@@ -508,6 +527,11 @@ mod tests {
             ("dccp://host:9?policy=x", "for `policy`"),
             ("dccp://host:9?start_offset=5", "for `start_offset`"),
             ("dccp://host:9?colour=red", "unknown option `colour`"),
+            ("dccp://host:9?fec=20,20", "bad value `20,20` for `fec`"),
+            ("dccp://host:9?fec=20,0", "bad value `20,0` for `fec`"),
+            ("dccp://host:9?fec=256,250", "bad value `256,250` for `fec`"),
+            ("dccp://host:9?fec=24", "bad value `24` for `fec`"),
+            ("dccp://host:9?fec=a,b", "bad value `a,b` for `fec`"),
             ("dccp://host:9?cc=tfrc&cc=ccid2", "`cc` given twice"),
         ];
         for (text, expected) in cases {

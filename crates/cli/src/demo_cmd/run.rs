@@ -21,6 +21,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use fairstream_media::stream::FecParams;
 use fairstream_net::emulate::{DirectionConfig, Emulator, EmulatorConfig, EmulatorStats};
 use fairstream_net::recv::{OutputSpec, ReceivedAccessUnit, Receiver, RecvConfig, RecvReport};
 use fairstream_net::send::{SendConfig, SendReport, Sender, SourceFrame, SourceSpec};
@@ -73,6 +74,8 @@ pub(super) struct Setup {
     pub(super) fps: f64,
     /// Frames from one IDR to the next.
     pub(super) gop: u32,
+    /// Packet-level FEC in both runs.
+    pub(super) fec: Option<FecParams>,
     /// The emulator's seed (the same loss draws in both runs).
     pub(super) seed: u64,
     /// The receiver's player model buffers this much before it plays.
@@ -222,7 +225,10 @@ pub(super) fn run(
         .context("cannot start the link emulator on a loopback UDP port (127.0.0.1)")?
         .spawn()
         .context("cannot start the link emulator's thread")?;
-    let url = format!("dccp://{}?{}", emulator.local_addr(), variant.query);
+    let fec = setup
+        .fec
+        .map_or_else(String::new, |f| format!("&fec={},{}", f.n, f.k));
+    let url = format!("dccp://{}?{}{fec}", emulator.local_addr(), variant.query);
 
     let receiver_stop = Arc::new(AtomicBool::new(false));
     let receiver_started = Instant::now();

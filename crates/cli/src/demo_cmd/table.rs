@@ -26,6 +26,12 @@ pub(super) struct Figures {
     pub(super) queue_drops: f64,
     /// RTP packets the receiver found missing, over those it expected.
     pub(super) packets_missing: f64,
+    /// RTP packets FEC rebuilt at the receiver (`None` without FEC).
+    pub(super) packets_rebuilt: Option<u64>,
+    /// Blocks FEC could not repair.
+    pub(super) blocks_unrecoverable: Option<u64>,
+    /// The share of the bytes sent that was FEC parity.
+    pub(super) fec_overhead: Option<f64>,
     /// Frames the sender encoded.
     pub(super) frames_encoded: u64,
     /// Frames (or what was left of them) the sender dropped as too late.
@@ -84,6 +90,9 @@ impl Figures {
             channel_loss: forward.channel_losses as f64 / entered,
             queue_drops: forward.queue_drops as f64 / entered,
             packets_missing: run.recv.packets_missing as f64 / expected,
+            packets_rebuilt: setup.fec.map(|_| run.recv.fec.packets_rebuilt),
+            blocks_unrecoverable: setup.fec.map(|_| run.recv.fec.blocks_unrecoverable),
+            fec_overhead: run.send.fec_overhead,
             frames_encoded: run.send.frames_read,
             frames_late: run.send.frames_late + run.send.frames_dropped,
             frames_repeated: quality.frames_repeated,
@@ -138,6 +147,10 @@ pub(super) fn rows(figures: &[Figures]) -> Vec<Row> {
         }),
         row("lost on the wireless channel", &|f| percent(f.channel_loss)),
         row("dropped by the link's queue", &|f| percent(f.queue_drops)),
+        row("rebuilt by FEC (overhead)", &|f| match f.packets_rebuilt {
+            Some(rebuilt) => format!("{rebuilt} packets ({})", optional(f.fec_overhead, percent)),
+            None => "no FEC".to_owned(),
+        }),
         row("packets missing at the receiver", &|f| {
             percent(f.packets_missing)
         }),

@@ -187,4 +187,12 @@ pub struct SendReport {
     /// in the JSON summary.
     #[serde(skip)]
     pub departures: Vec<(u64, usize)>,
+    /// FEC parity packets handed to the session (`fec=n,k`).
+    pub fec_parity_sent: u64,
+    /// Bytes of those parity packets.
+    pub fec_parity_bytes: u64,
+    /// Parity packets the session refused.
+    pub fec_parity_dropped: u64,
+    /// The share of the bytes sent that was parity.
+    pub fec_overhead: Option<f64>,
 }
