@@ -71,6 +71,9 @@ pub struct Chart {
     pub height: u32,
     /// Start the y axis at zero when no value is negative (default true).
     pub y_from_zero: bool,
+    /// The y axis reaches at least this value (room above a limit line
+    /// drawn at the data's maximum; default none).
+    pub y_at_least: Option<f64>,
 }
 
 /// Why a chart could not be written.
@@ -133,6 +136,7 @@ impl Chart {
             width: 900,
             height: 480,
             y_from_zero: true,
+            y_at_least: None,
         }
     }
 
@@ -166,6 +170,9 @@ impl Chart {
         }
         if self.y_from_zero && y_low >= 0.0 {
             y_low = 0.0;
+        }
+        if let Some(top) = self.y_at_least.filter(|t| t.is_finite()) {
+            y_high = y_high.max(top);
         }
         (
             Axis::covering(x_low, x_high, 8),

@@ -56,6 +56,11 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
         vec![(0.0, capacity_mbit), (end, capacity_mbit)],
         Style::Line,
     ));
+    // Room above the capacity line, so that it is not drawn on the frame.
+    let throughput = Chart {
+        y_at_least: Some(capacity_mbit * 1.1),
+        ..throughput
+    };
     save(&throughput, dir, "throughput.png")?;
     plots.push(Plot {
         file: "throughput.png",

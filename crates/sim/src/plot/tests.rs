@@ -186,3 +186,23 @@ proptest! {
         prop_assert!(chart.render().is_ok());
     }
 }
+
+#[test]
+fn y_at_least_leaves_room_above_the_data() {
+    let chart = Chart::new("t", "x", "y").series(Series::new(
+        "limit",
+        vec![(0.0, 2.0), (10.0, 2.0)],
+        Style::Line,
+    ));
+    assert_eq!(chart.axes().1.max, 2.0);
+    let roomy = Chart {
+        y_at_least: Some(2.2),
+        ..chart.clone()
+    };
+    assert!(roomy.axes().1.max > 2.2);
+    let ignored = Chart {
+        y_at_least: Some(f64::NAN),
+        ..chart
+    };
+    assert_eq!(ignored.axes().1.max, 2.0);
+}
