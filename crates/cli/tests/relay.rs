@@ -21,22 +21,7 @@ fn relay(args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Waits for `child` at most `limit`; kills it past that.
-fn wait(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let output = child.wait_with_output().unwrap();
-    panic!(
-        "still running after {limit:?}; stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
+use fairstream_testkit::wait_with_limit as wait;
 
 /// A UDP port nobody listens on (bound, then released).
 fn free_port() -> u16 {

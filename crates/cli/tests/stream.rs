@@ -8,7 +8,7 @@
 
 use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -38,22 +38,7 @@ fn free_rtp_port() -> u16 {
     panic!("no free even port pair");
 }
 
-/// Waits for `child` at most `limit`; kills it past that.
-fn wait(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let output = child.wait_with_output().unwrap();
-    panic!(
-        "still running after {limit:?}; stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
+use fairstream_testkit::wait_with_limit as wait;
 
 fn temp_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairstream-cli-{}", std::process::id()));

@@ -17,6 +17,9 @@
 
 use std::env;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Output};
+use std::thread;
+use std::time::{Duration, Instant};
 
 /// The environment variable that turns a missing dependency into a failure.
 pub const REQUIRE_ALL: &str = "FAIRSTREAM_REQUIRE_ALL";
@@ -71,4 +74,29 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         missing(&format!("the external tool `{name}`"));
     }
     found
+}
+
+/// Waits for `child` at most `limit` and returns its output; past that it
+/// kills the child and panics with its stderr, so that a test that runs a
+/// binary always stops by itself.
+pub fn wait_with_limit(mut child: Child, limit: Duration) -> Output {
+    // A test helper: wall time bounds the wait, it is not measured.
+    #[allow(clippy::disallowed_methods)]
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().expect("poll the child").is_some() {
+            return child
+                .wait_with_output()
+                .expect("collect the child's output");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let output = child
+        .wait_with_output()
+        .expect("collect the child's output");
+    panic!(
+        "still running after {limit:?}; stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
