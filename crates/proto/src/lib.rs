@@ -13,6 +13,7 @@
 //!   receiver loss history.
 //! - [`conn`]: DCCP connections (RFC 4340 §8) driving the CCIDs, an endpoint
 //!   that demultiplexes them (RFC 6773), and an in-memory pair for tests.
+//! - [`ecn`]: the IP header's ECN codepoint (RFC 3168), carried beside a datagram.
 //! - [`session`]: one stream over several connections (papers 001, 000): the
 //!   split, the connection count, and the receiver's reordering.
 
@@ -21,6 +22,7 @@
 pub mod capture;
 pub mod cc;
 pub mod conn;
+pub mod ecn;
 pub mod session;
 pub mod time;
 pub mod units;
