@@ -20,13 +20,18 @@ fn feedback(echo_ms: u64, x_recv: f64, p: f64) -> Feedback {
 
 /// A sender that has been sending flat out (rate-limited) until `now_ms`.
 fn busy_sender(config: TfrcConfig, until_ms: u64) -> TfrcSender {
+    busy_sender_sized(config, until_ms, 1460)
+}
+
+/// [`busy_sender`] with packets of `size` bytes.
+fn busy_sender_sized(config: TfrcConfig, until_ms: u64, size: usize) -> TfrcSender {
     let mut s = TfrcSender::new(config, t(0));
     let mut now = t(0);
     let mut seq = 0;
     while now <= t(until_ms) {
-        match s.permission(now, 1460) {
+        match s.permission(now, size) {
             SendPermission::Now => {
-                s.on_packet_sent(now, seq, 1460);
+                s.on_packet_sent(now, seq, size);
                 seq += 1;
             }
             SendPermission::At(at) => now = at.max(now + Duration::from_nanos(1)),
@@ -285,7 +290,7 @@ fn small_packet_variant_scales_by_header_and_spaces_10ms() {
         small_packet: Some(SmallPacketConfig::RFC4828),
         ..TfrcConfig::default()
     };
-    let mut s = busy_sender(config, 300);
+    let mut s = busy_sender_sized(config, 300, 200);
     s.on_feedback(t(100), &feedback(0, 1e9, 0.0)).unwrap();
     s.on_feedback(t(300), &feedback(200, 1e9, 0.01)).unwrap();
     // The equation uses the nominal s = 1460.
@@ -416,7 +421,6 @@ proptest! {
     #[test]
     fn sender_invariants(ops in proptest::collection::vec(op(), 1..200)) {
         let config = TfrcConfig::default();
-        let s_min = 1460.0 / 64.0;
         let mut s = TfrcSender::new(config, t(0));
         let mut now = t(0);
         let mut last_double: Option<(Instant, f64)> = None;
@@ -442,7 +446,7 @@ proptest! {
                     let x = s.x().bytes_per_sec();
                     if s.loss_event_rate() > 0.0 {
                         let limit = s.receive_limit().bytes_per_sec();
-                        prop_assert!(x <= limit.max(s_min) * (1.0 + 1e-12) || x <= before,
+                        prop_assert!(x <= limit.max(s.segment_size() / 64.0) * (1.0 + 1e-12) || x <= before,
                             "x {} limit {}", x, limit);
                     } else if x > before * (1.0 + 1e-12) {
                         let initial = 4380.0 / s.rtt().unwrap().as_secs_f64();
@@ -463,6 +467,7 @@ proptest! {
                 }
             }
             let x = s.x().bytes_per_sec();
+            let s_min = s.segment_size() / 64.0;
             prop_assert!(x.is_finite());
             prop_assert!(x >= s_min * (1.0 - 1e-12), "x {} below s/t_mbi", x);
         }
@@ -499,4 +504,41 @@ fn several_flows_send_at_the_multfrc_rate() {
             .bytes_per_sec();
     assert!((ratio - expected).abs() < 1e-9, "{ratio} vs {expected}");
     assert!(ratio > 2.5 && ratio < 3.5);
+}
+
+#[test]
+fn s_is_the_mean_size_sent_and_drives_the_equation() {
+    // RFC 5348 §4.1: s estimated as the mean size of the packets sent, as
+    // Linux CCID 3's s = (9·s + len)/10 from the first packet on.
+    let mut s = TfrcSender::new(TfrcConfig::default(), t(0));
+    assert_eq!(s.segment_size(), 1460.0);
+    s.on_packet_sent(t(0), 0, 200);
+    assert_eq!(s.segment_size(), 200.0);
+    s.on_packet_sent(t(1), 1, 300);
+    assert!((s.segment_size() - 210.0).abs() < 1e-9);
+    for seq in 2..200 {
+        s.on_packet_sent(t(seq), seq, 200);
+    }
+    assert!((s.segment_size() - 200.0).abs() < 1e-6);
+    // The equation's rate follows the mean sent, not the configured 1460.
+    s.on_feedback(t(300), &feedback(200, 1e9, 0.01)).unwrap();
+    let expected = tfrc_rate(200.0, s.rtt().unwrap(), 0.01)
+        .unwrap()
+        .bytes_per_sec();
+    assert!(rel(s.x().bytes_per_sec(), expected) < 1e-9);
+
+    // The configured size stays in the equation when asked to.
+    let config = TfrcConfig {
+        packet_size: PacketSizeMode::ConfiguredMean,
+        ..TfrcConfig::default()
+    };
+    let mut fixed = TfrcSender::new(config, t(0));
+    for seq in 0..50 {
+        fixed.on_packet_sent(t(seq), seq, 200);
+    }
+    assert_eq!(fixed.segment_size(), 1460.0);
+    // TFRC-SP keeps its nominal 1460 whatever is sent (RFC 4828 §4.1).
+    let mut sp = TfrcSender::new(TfrcConfig::small_packets(200), t(0));
+    sp.on_packet_sent(t(0), 0, 100);
+    assert_eq!(sp.segment_size(), 1460.0);
 }

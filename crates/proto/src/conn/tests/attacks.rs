@@ -181,7 +181,17 @@ fn a_reset_with_valid_numbers_does_end_the_connection() {
 
 #[test]
 fn sync_and_syncack_recover_after_losing_more_packets_than_the_window() {
-    let (mut pair, id) = opened();
+    // The client keeps s = 1460 in its equation (not the 200 bytes it
+    // sends): this test is about sequence windows, and while every packet is
+    // lost TFRC backs off towards one packet per t_mbi = 64 s of s bytes
+    // (RFC 5348 §4.4), which with s = 200 would take hours to lose 200.
+    let mut client = config(Ccid::Tfrc, vec![]);
+    client.tfrc.packet_size = crate::cc::tfrc::PacketSizeMode::ConfiguredMean;
+    let (mut pair, id) = pair_with(client, config(Ccid::Tfrc, vec![]), LinkConfig::default());
+    assert!(open(&mut pair, id, millis(1_000)));
+    drain_events(&mut pair.client);
+    drain_events(&mut pair.server);
+    pair.record(true);
     let dropped = Rc::new(Cell::new(0u32));
     let counter = Rc::clone(&dropped);
     // Lose the client's next 200 packets: twice the Sequence Window of 100,
