@@ -32,7 +32,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use fairstream_media::stream::FecParams;
-use fairstream_proto::cc::multi::{ConnectionCountConfig, MultiConfig};
+use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::Ccid;
 use fairstream_proto::session::SplitPolicy;
 use fairstream_proto::units::{parse_duration, Rate};
@@ -110,9 +110,9 @@ pub enum UrlError {
 pub enum Controller {
     /// `fixed`: `conns` connections.
     Fixed,
-    /// `adaptive`: the default controller, paper 001's IIAD rule with a
-    /// start-up and a packet-time queueing threshold
-    /// ([`MultiConfig::ADAPTIVE`]).
+    /// `adaptive`: the default controller, one connection at the MulTFRC
+    /// rate of a fractional n steered by the queue it sees
+    /// ([`ConnectionCountConfig::Adaptive`]).
     Adaptive,
     /// `multfrc`: paper 001's IIAD rule.
     Multfrc,
@@ -170,10 +170,10 @@ impl TransportOptions {
         match self.controller {
             Controller::Fixed => ConnectionCountConfig::Fixed(self.conns),
             Controller::Multfrc => ConnectionCountConfig::Multfrc(multi),
-            Controller::Adaptive => ConnectionCountConfig::Multfrc(MultiConfig {
+            Controller::Adaptive => ConnectionCountConfig::Adaptive(AdaptiveConfig {
                 initial: f64::from(self.conns),
                 rtt_min_lifetime: self.rtt_min_lifetime,
-                ..MultiConfig::ADAPTIVE
+                ..AdaptiveConfig::default()
             }),
             Controller::EMultfrc => ConnectionCountConfig::EMultfrc(MultiConfig {
                 initial: f64::from(self.conns),
@@ -620,7 +620,8 @@ mod tests {
         let named: DccpUrl = "dccp://h:1?controller=adaptive".parse().unwrap();
         assert_eq!(
             named.transport.count(),
-            ConnectionCountConfig::Multfrc(MultiConfig::ADAPTIVE)
+            ConnectionCountConfig::Adaptive(AdaptiveConfig::default())
         );
+        assert_eq!(named.transport.ccid(), Ccid::Tfrc);
     }
 }

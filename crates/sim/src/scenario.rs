@@ -256,14 +256,16 @@ pub struct MultiConnection {
     /// 001.
     pub rtt_min_lifetime: Option<Duration>,
     /// `gamma`: the RTT-driven controller's γ instead of its preset's
-    /// (MULTFRC 0.2, adaptive 0.1).
+    /// (MULTFRC 0.2, adaptive 0.1: the share of the base RTT its target
+    /// queueing delay is at least).
     pub gamma: Option<f64>,
     /// `queue_packets`: the controller's k, the queueing delay tolerated in
     /// packet times at the highest receive rate seen, instead of its
-    /// preset's (adaptive 9, the papers' rules 0).
+    /// preset's (adaptive 4, the papers' rules 0).
     pub queue_packets: Option<f64>,
-    /// `startup`: whether the count grows by α per decision until the first
-    /// congested one, instead of the preset's choice (adaptive true).
+    /// `startup`: whether the IIAD rules' count grows by α per decision
+    /// until the first congested one (default false; the adaptive
+    /// controller refuses it: its n waits for the end of slow start).
     pub startup: Option<bool>,
 }
 
@@ -274,10 +276,10 @@ pub enum Controller {
     Fixed,
     /// `"multfrc"`: paper 001's IIAD rule exactly (γ-only threshold).
     Multfrc,
-    /// `"adaptive"`: paper 001's IIAD rule with a start-up and a queueing
-    /// threshold of at least eight packet times
-    /// (`fairstream_proto::cc::multi::MultiConfig::ADAPTIVE`); the default
-    /// when neither `conns` nor `controller` is given.
+    /// `"adaptive"`: fairstream's default, one connection at the MulTFRC
+    /// rate of a fractional n steered by the queue it sees
+    /// (`fairstream_proto::cc::multi::adaptive`); the default when neither
+    /// `conns` nor `controller` is given.
     Adaptive,
     /// `"e-multfrc"`: paper 000 eq. 2.
     EMultfrc,

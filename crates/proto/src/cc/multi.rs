@@ -20,28 +20,11 @@
 //! `n` never goes below one. The connection count a session opens is `n`
 //! rounded to the nearest integer ([`ConnectionCounter::connections`]).
 //!
-//! **The default, [`MultiConfig::ADAPTIVE`]** (our variant; the papers'
-//! exact rules stay [`MultiConfig::MULTFRC`] and [`MultiConfig::E_MULTFRC`]).
-//! Paper 000 (§2, after its eq. 2) names the threshold-setting problem
-//! without solving it; the measurements of `docs/results/multiconn.md` show
-//! it: `γ · rtt_min` = 20 ms is under two packet times on a 1 Mbit/s hop,
-//! so the queue of the session's own connections reads as congestion and
-//! MULTFRC fills only 0.80-0.89 of the hop. ADAPTIVE changes three things:
-//!
-//! - the threshold is `max(γ · rtt_min, min(k · s / X_max, γ_max · rtt_min))`
-//!   with k = 9 ([`MultiConfig::queue_packets`]), γ_max = 1, and X_max the
-//!   highest window-mean receive rate the session has seen (the sum of its
-//!   connections' X_recv, [`ConnectionCounter::on_report`]): a queue of a
-//!   few of its own packets on a slow hop is tolerated (as TCP Vegas keeps a
-//!   few packets queued). X_max, not the current rate, because a session
-//!   squeezed by cross traffic has a low rate and would otherwise tolerate
-//!   a longer queue the more it is squeezed (measured: 2.4 TCP shares);
-//! - γ = 0.1 instead of paper 001's 0.2: the packet-time term covers the
-//!   session's own queue, so γ only has to tolerate noise, and a smaller γ
-//!   halves the share taken on a congested wired bottleneck;
-//! - a start-up: until the first congested decision, n grows by α per
-//!   decision instead of α / n (at m = 50, IIAD needs about 150 s to reach
-//!   eight connections from one).
+//! **The default, [`ConnectionCountConfig::Adaptive`]** ([`adaptive`]): one
+//! connection at the MulTFRC rate of a fractional n, steered by the smallest
+//! queueing delay of each window of two RTTs and by ECN marks; its module
+//! documentation says why, and `docs/results/fairness.md` measures it. The
+//! papers' rules below stay as they are, for reproduction.
 //!
 //! **rtt_min expiry.** Paper 000 notes that a global `rtt_min` goes stale:
 //! after a route change that lengthens the path, every `ave_rtt` looks like
@@ -59,6 +42,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::time::Instant;
+
+pub mod adaptive;
+
+pub use adaptive::{AdaptiveConfig, AdaptiveCounter, AdaptiveDecision, Report};
 
 /// Parameters of the RTT-driven controllers.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -105,21 +92,6 @@ impl MultiConfig {
         startup: false,
     };
 
-    /// fairstream's default: MULTFRC's IIAD (α = β = 1, m = 50) with three
-    /// changes the measurements of `docs/results/multiconn.md` justify: a
-    /// start-up (+α per decision until the first congested one); a
-    /// queueing threshold of at least k = 9 packet times at the highest
-    /// receive rate seen (the session's own queue on a slow hop), capped
-    /// at one `rtt_min` (γ_max = 1); and γ = 0.1 instead of 0.2 for the
-    /// queue that is not the session's own.
-    pub const ADAPTIVE: MultiConfig = MultiConfig {
-        gamma: 0.1,
-        queue_packets: 9.0,
-        gamma_max: 1.0,
-        startup: true,
-        ..MultiConfig::MULTFRC
-    };
-
     /// Paper 000 eq. 2's E-MULTFRC with β = 0.5 (so α = 1 − β = 0.5; the
     /// paper gives no value, this is our choice), γ and m as MULTFRC.
     pub const E_MULTFRC: MultiConfig = MultiConfig {
@@ -141,15 +113,16 @@ pub enum ConnectionCountConfig {
     /// One connection at the MulTFRC rate of a fractional n, driven by the
     /// MULTFRC rule.
     Aggregate(MultiConfig),
+    /// fairstream's default: one connection at the MulTFRC rate of a
+    /// fractional n, steered by queueing delay and ECN marks on a time basis
+    /// ([`adaptive`]).
+    Adaptive(AdaptiveConfig),
 }
 
 impl Default for ConnectionCountConfig {
-    /// The default controller: MULTFRC's rule with
-    /// [`MultiConfig::ADAPTIVE`]'s start-up and packet-time threshold, the
-    /// only one that filled every lossy last hop of the measurements to
-    /// 0.9 of its capacity while staying within two TCP shares.
+    /// The default controller, [`ConnectionCountConfig::Adaptive`].
     fn default() -> Self {
-        ConnectionCountConfig::Multfrc(MultiConfig::ADAPTIVE)
+        ConnectionCountConfig::Adaptive(AdaptiveConfig::default())
     }
 }
 
@@ -181,6 +154,58 @@ impl ConnectionCountConfig {
         match self {
             ConnectionCountConfig::Fixed(n) => {
                 check("conns", f64::from(*n), (1..=1024).contains(n), "1..=1024")?;
+            }
+            ConnectionCountConfig::Adaptive(c) => {
+                check("min", c.min, c.min >= 0.1 && c.min <= 1024.0, "[0.1, 1024]")?;
+                check(
+                    "max",
+                    c.max,
+                    c.max >= c.min && c.max <= 1024.0,
+                    "[min, 1024]",
+                )?;
+                check(
+                    "initial",
+                    c.initial,
+                    c.initial >= c.min && c.initial <= c.max,
+                    "[min, max]",
+                )?;
+                check(
+                    "decision_rtts",
+                    c.decision_rtts,
+                    c.decision_rtts >= 0.25 && c.decision_rtts <= 100.0,
+                    "[0.25, 100]",
+                )?;
+                check(
+                    "gamma",
+                    c.gamma,
+                    c.gamma >= 0.0 && c.gamma <= 10.0,
+                    "[0, 10]",
+                )?;
+                check(
+                    "queue_packets",
+                    c.queue_packets,
+                    c.queue_packets >= 0.0 && c.queue_packets <= 1000.0,
+                    "[0, 1000]",
+                )?;
+                check("gain", c.gain, c.gain > 0.0 && c.gain <= 10.0, "(0, 10]")?;
+                check(
+                    "max_increase",
+                    c.max_increase,
+                    c.max_increase > 0.0 && c.max_increase <= 1.0,
+                    "(0, 1]",
+                )?;
+                check(
+                    "max_decrease",
+                    c.max_decrease,
+                    c.max_decrease > 0.0 && c.max_decrease < 1.0,
+                    "(0, 1)",
+                )?;
+                check(
+                    "gamma + queue_packets",
+                    c.gamma + c.queue_packets,
+                    c.gamma > 0.0 || c.queue_packets > 0.0,
+                    "one of them > 0",
+                )?;
             }
             ConnectionCountConfig::Multfrc(c)
             | ConnectionCountConfig::EMultfrc(c)
@@ -252,6 +277,8 @@ pub struct ConnectionCounter {
     congestion_seen: bool,
     /// The shortest window-mean packet time seen (the highest receive rate).
     min_packet_time: Option<f64>,
+    /// The state of [`ConnectionCountConfig::Adaptive`].
+    adaptive: Option<AdaptiveCounter>,
 }
 
 /// What one `ave_rtt` decided.
@@ -277,6 +304,11 @@ impl ConnectionCounter {
             ConnectionCountConfig::Multfrc(c)
             | ConnectionCountConfig::EMultfrc(c)
             | ConnectionCountConfig::Aggregate(c) => c.initial,
+            ConnectionCountConfig::Adaptive(c) => c.initial,
+        };
+        let adaptive = match config {
+            ConnectionCountConfig::Adaptive(c) => Some(AdaptiveCounter::new(c)),
+            _ => None,
         };
         ConnectionCounter {
             config,
@@ -290,6 +322,7 @@ impl ConnectionCounter {
             decisions: 0,
             congestion_seen: false,
             min_packet_time: None,
+            adaptive,
         }
     }
 
@@ -300,31 +333,62 @@ impl ConnectionCounter {
 
     /// The current (possibly fractional) count n.
     pub fn n(&self) -> f64 {
-        self.n
+        self.adaptive.as_ref().map_or(self.n, AdaptiveCounter::n)
+    }
+
+    /// Whether the count is a fractional n in one connection's MulTFRC
+    /// rate (the aggregate and the adaptive default) rather than a number of
+    /// connections.
+    pub fn is_fractional(&self) -> bool {
+        matches!(
+            self.config,
+            ConnectionCountConfig::Aggregate(_) | ConnectionCountConfig::Adaptive(_)
+        )
     }
 
     /// The connections to keep open: n rounded, at least one (always one for
-    /// the aggregate controller, which puts n into one connection's rate).
+    /// the aggregate and adaptive controllers, which put n into one
+    /// connection's rate).
     pub fn connections(&self) -> usize {
-        match self.config {
-            ConnectionCountConfig::Aggregate(_) => 1,
-            _ => (self.n.round() as usize).max(1),
+        if self.is_fractional() {
+            1
+        } else {
+            (self.n.round() as usize).max(1)
         }
     }
 
-    /// `rtt_min`, if any `ave_rtt` has been seen.
+    /// `rtt_min` (the adaptive controller's base RTT), if any has been seen.
     pub fn rtt_min(&self) -> Option<Duration> {
-        self.history.front().map(|(_, rtt)| *rtt)
+        match &self.adaptive {
+            Some(adaptive) => adaptive.base_rtt(),
+            None => self.history.front().map(|(_, rtt)| *rtt),
+        }
     }
 
-    /// The last `ave_rtt`.
+    /// The last `ave_rtt` (the adaptive controller's last window minimum).
     pub fn ave_rtt(&self) -> Option<Duration> {
-        self.last_ave_rtt
+        match &self.adaptive {
+            Some(adaptive) => adaptive.last_decision().map(|d| d.window_min_rtt),
+            None => self.last_ave_rtt,
+        }
     }
 
     /// Decisions taken so far.
     pub fn decisions(&self) -> u64 {
-        self.decisions
+        self.adaptive
+            .as_ref()
+            .map_or(self.decisions, AdaptiveCounter::decisions)
+    }
+
+    /// The adaptive controller, when it is the one configured.
+    pub fn adaptive(&self) -> Option<&AdaptiveCounter> {
+        self.adaptive.as_ref()
+    }
+
+    /// Takes one feedback's report for the adaptive controller (ignored by
+    /// the others); returns its decision when it closes a window.
+    pub fn on_adaptive_report(&mut self, now: Instant, report: Report) -> Option<AdaptiveDecision> {
+        self.adaptive.as_mut()?.on_report(now, report)
     }
 
     /// Takes one RTT sample (about one per round trip, paper 001 §3's
@@ -345,7 +409,7 @@ impl ConnectionCounter {
         packet_time: Option<Duration>,
     ) -> Option<Decision> {
         let config = match self.config {
-            ConnectionCountConfig::Fixed(_) => return None,
+            ConnectionCountConfig::Fixed(_) | ConnectionCountConfig::Adaptive(_) => return None,
             ConnectionCountConfig::Multfrc(c)
             | ConnectionCountConfig::EMultfrc(c)
             | ConnectionCountConfig::Aggregate(c) => c,

@@ -209,6 +209,14 @@ pub struct TfrcSender {
     s_equation: f64,
     /// The mean size of the data packets sent, once one has been.
     mean_sent: Option<f64>,
+    /// Feedback packets that gave a valid RTT sample.
+    feedbacks: u64,
+    /// A rate X may rise to above the equation's (the adaptive
+    /// connection-count controller's target), bytes/s.
+    target_rate: Option<f64>,
+    /// X_Bps of the equation for one flow (n = 1) at the last feedback with
+    /// p > 0, before any target.
+    x_equation_one: Option<f64>,
 }
 
 impl TfrcSender {
@@ -244,6 +252,9 @@ impl TfrcSender {
             previous_echo: None,
             s_equation,
             mean_sent: None,
+            feedbacks: 0,
+            target_rate: None,
+            x_equation_one: None,
             config,
         }
     }
@@ -315,9 +326,44 @@ impl TfrcSender {
         self.flows
     }
 
+    /// Lets X rise to `rate` (bytes/s) where the equation gives less, from
+    /// the next feedback on: X = max(min(max(X_Bps, rate), recv_limit),
+    /// s/t_mbi). The adaptive connection-count controller sets it; X is
+    /// never below what RFC 5348's equation allows, and never above
+    /// recv_limit (twice what the receiver got). `None` (or a rate that is
+    /// not a positive number) restores RFC 5348.
+    pub fn set_target_rate(&mut self, rate: Option<Rate>) {
+        self.target_rate = rate
+            .map(|r| r.bytes_per_sec())
+            .filter(|r| r.is_finite() && *r > 0.0);
+    }
+
+    /// The rate of [`set_target_rate`](Self::set_target_rate).
+    pub fn target_rate(&self) -> Option<Rate> {
+        self.target_rate.map(Rate::from_bytes_per_sec)
+    }
+
+    /// X_Bps of RFC 5348's equation for one flow at the last feedback with
+    /// p > 0 (before any target or n); `None` before the first loss.
+    pub fn equation_rate(&self) -> Option<Rate> {
+        self.x_equation_one.map(Rate::from_bytes_per_sec)
+    }
+
     /// X, the allowed sending rate.
     pub fn x(&self) -> Rate {
         Rate::from_bytes_per_sec(self.x)
+    }
+
+    /// The latest RTT sample, R_sample of RFC 5348 §4.3 step 1, unfiltered.
+    pub fn rtt_sample(&self) -> Option<Duration> {
+        self.rtt_sample.map(secs)
+    }
+
+    /// How many feedback packets have given a valid RTT sample so far (a
+    /// driver that polls [`rtt_sample`](Self::rtt_sample) can tell a new
+    /// sample from the last one).
+    pub fn feedback_count(&self) -> u64 {
+        self.feedbacks
     }
 
     /// p as last reported by the receiver.
@@ -465,6 +511,18 @@ impl TfrcSender {
                 )
             };
             let x_bps = x_bps.map_or(self.min_rate(), |rate| rate.bytes_per_sec());
+            self.x_equation_one = if self.flows == 1.0 {
+                Some(x_bps)
+            } else {
+                self.config
+                    .equation
+                    .rate(self.s(), secs(r), self.p)
+                    .ok()
+                    .map(|rate| rate.bytes_per_sec())
+            };
+            // The adaptive controller's target may raise X above the
+            // equation, never lower it.
+            let x_bps = self.target_rate.map_or(x_bps, |target| x_bps.max(target));
             self.x_equation = Some(x_bps);
             self.x = x_bps.min(recv_limit).max(self.min_rate());
         } else {
@@ -503,6 +561,7 @@ impl TfrcSender {
         };
         self.rtt = Some(r);
         self.rtt_sample = Some(sample);
+        self.feedbacks += 1;
         // RFC 5348 §4.5: "R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample)",
         // initialised to sqrt(R_sample).
         let q2 = self.config.oscillation_filter;

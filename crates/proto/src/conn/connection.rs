@@ -381,6 +381,19 @@ impl Connection {
         }
     }
 
+    /// Lets this connection's TFRC sender rise to `rate` where RFC 5348's
+    /// equation gives less ([`TfrcSender::set_target_rate`](crate::cc::tfrc::TfrcSender::set_target_rate));
+    /// no effect on CCID 2. Returns whether a TFRC sender took it.
+    pub fn set_tfrc_target_rate(&mut self, rate: Option<crate::units::Rate>) -> bool {
+        match self.tx.as_mut().and_then(SenderCcid::tfrc_mut) {
+            Some(sender) => {
+                sender.set_target_rate(rate);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The sender of the experimental fixed-rate CCID 249.
     pub fn fixed_rate_sender(&self) -> Option<&crate::cc::fixed_rate::FixedRateSender> {
         self.tx.as_ref().and_then(SenderCcid::fixed_rate)

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::SESSION_HEADER_BYTES;
-use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigError};
+use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigError, Report};
 use crate::conn::{
     ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State, Transmit,
 };
@@ -132,6 +132,9 @@ pub struct SenderSession {
     max_open: usize,
     /// [`close`](SenderSession::close) was called: no connection opens.
     closed: bool,
+    /// The feedback count of the connection the adaptive controller last
+    /// took a sample from (a new sample is one with a higher count).
+    last_feedback: Option<(ConnectionId, u64)>,
 }
 
 impl SenderSession {
@@ -160,6 +163,7 @@ impl SenderSession {
             count_samples: 0,
             max_open: 0,
             closed: false,
+            last_feedback: None,
         };
         session.update(now);
         Ok(session)
@@ -336,11 +340,25 @@ impl SenderSession {
             .map(|s| s.receive_rate().bytes_per_sec())
             .filter(|r| r.is_finite() && *r > 0.0)
             .sum();
-        let s = self.config.connection.tfrc.segment_size.max(1) as f64;
+        // s as the connections' senders use it (RFC 5348 §4.1: the mean
+        // sent), the configured size before any has been sent.
+        let s = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter_map(|c| self.endpoint.connection(c.id))
+            .filter_map(|c| c.tfrc_sender())
+            .map(|t| t.segment_size())
+            .next()
+            .unwrap_or(self.config.connection.tfrc.segment_size.max(1) as f64);
         let packet_time = (receive_rate > 0.0)
             .then(|| Duration::try_from_secs_f64(s / receive_rate).ok())
             .flatten();
-        self.counter.on_report(now, mean, packet_time);
+        if matches!(self.config.count, ConnectionCountConfig::Adaptive(_)) {
+            self.adaptive_report(now, packet_time);
+        } else {
+            self.counter.on_report(now, mean, packet_time);
+        }
         if matches!(self.config.count, ConnectionCountConfig::Aggregate(_)) {
             // The aggregate: one connection at the MulTFRC rate of n flows.
             let n = self.counter.n();
@@ -351,12 +369,62 @@ impl SenderSession {
             }
         }
         // The aggregate's "connections" are its fractional n.
-        self.count_sum += match self.config.count {
-            ConnectionCountConfig::Aggregate(_) => self.counter.n(),
-            _ => self.open_connections() as f64,
+        self.count_sum += if self.counter.is_fractional() {
+            self.counter.n()
+        } else {
+            self.open_connections() as f64
         };
         self.count_samples += 1;
-        self.next_sample = Some(now + mean.max(Duration::from_millis(1)));
+        // The adaptive controller takes every feedback's raw sample (its
+        // window minimum needs them all): look four times per RTT.
+        let period = if matches!(self.config.count, ConnectionCountConfig::Adaptive(_)) {
+            mean / 4
+        } else {
+            mean
+        };
+        self.next_sample = Some(now + period.max(Duration::from_millis(1)));
+    }
+
+    /// Gives the adaptive controller the newest feedback's raw RTT sample,
+    /// if there is a new one.
+    fn adaptive_report(&mut self, now: Instant, packet_time: Option<Duration>) {
+        let Some((id, sender)) = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .find_map(|c| Some((c.id, self.endpoint.connection(c.id)?.tfrc_sender()?)))
+        else {
+            return;
+        };
+        let count = sender.feedback_count();
+        if self.last_feedback == Some((id, count)) {
+            return;
+        }
+        let (Some(rtt_sample), Some(srtt)) =
+            (sender.rtt_sample(), crate::cc::RateController::rtt(sender))
+        else {
+            return;
+        };
+        let report = Report {
+            rtt_sample,
+            srtt,
+            packet_time,
+            loss_event_rate: sender.loss_event_rate(),
+            equation_rate: sender.equation_rate().map(|r| r.bytes_per_sec()),
+            receive_rate: sender.receive_rate().bytes_per_sec(),
+            ce_marks: 0,
+        };
+        self.last_feedback = Some((id, count));
+        if self.counter.on_adaptive_report(now, report).is_some() {
+            let target = self
+                .counter
+                .adaptive()
+                .and_then(|a| a.target_rate())
+                .map(Rate::from_bytes_per_sec);
+            if let Some(conn) = self.endpoint.connection_mut(id) {
+                conn.set_tfrc_target_rate(target);
+            }
+        }
     }
 
     /// Follows the endpoint's events and the controller's count.

@@ -5,7 +5,7 @@
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use fairstream_proto::cc::multi::{ConnectionCountConfig, MultiConfig};
+use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_OVERHEAD};
 use fairstream_proto::session::{
     ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
@@ -74,7 +74,8 @@ impl SessionEnds {
         start: Instant,
     ) -> Result<SessionEnds, String> {
         let aggregate = multi.controller == Controller::Aggregate;
-        // The aggregate runs MulTFRC in the experimental CCID reserved for it.
+        // The aggregate runs MulTFRC in the experimental CCID reserved for
+        // it (its receiver reports j).
         let ccid = if aggregate {
             Ccid::MulTfrcExperimental
         } else {
@@ -103,11 +104,16 @@ impl SessionEnds {
                 rtt_min_lifetime: lifetime,
                 ..MultiConfig::MULTFRC
             }),
-            Controller::Adaptive => ConnectionCountConfig::Multfrc(MultiConfig {
-                initial,
-                rtt_min_lifetime: lifetime,
-                ..MultiConfig::ADAPTIVE
-            }),
+            Controller::Adaptive => {
+                let preset = AdaptiveConfig::default();
+                ConnectionCountConfig::Adaptive(AdaptiveConfig {
+                    initial: initial.max(preset.min),
+                    rtt_min_lifetime: lifetime,
+                    gamma: multi.gamma.unwrap_or(preset.gamma),
+                    queue_packets: multi.queue_packets.unwrap_or(preset.queue_packets),
+                    ..preset
+                })
+            }
             Controller::EMultfrc => ConnectionCountConfig::EMultfrc(MultiConfig {
                 initial,
                 rtt_min_lifetime: lifetime,
@@ -127,7 +133,7 @@ impl SessionEnds {
             // The packet-time allowance is capped at one rtt_min, as in the
             // adaptive preset, whenever a k is given.
             if c.queue_packets > 0.0 && c.gamma_max == 0.0 {
-                c.gamma_max = MultiConfig::ADAPTIVE.gamma_max;
+                c.gamma_max = 1.0;
             }
             c
         };
@@ -135,7 +141,7 @@ impl SessionEnds {
             ConnectionCountConfig::Multfrc(c) => ConnectionCountConfig::Multfrc(tune(c)),
             ConnectionCountConfig::EMultfrc(c) => ConnectionCountConfig::EMultfrc(tune(c)),
             ConnectionCountConfig::Aggregate(c) => ConnectionCountConfig::Aggregate(tune(c)),
-            fixed @ ConnectionCountConfig::Fixed(_) => fixed,
+            other @ (ConnectionCountConfig::Fixed(_) | ConnectionCountConfig::Adaptive(_)) => other,
         };
         let config = SessionConfig {
             connection,
@@ -337,9 +343,10 @@ impl SessionEnds {
     /// The number of connections the controller wants now (fractional n
     /// for the aggregate).
     pub(super) fn connection_count(&self) -> f64 {
-        match self.sender.counter().config() {
-            ConnectionCountConfig::Aggregate(_) => self.sender.counter().n(),
-            _ => self.sender.open_connections() as f64,
+        if self.sender.counter().is_fractional() {
+            self.sender.counter().n()
+        } else {
+            self.sender.open_connections() as f64
         }
     }
 }

@@ -878,6 +878,23 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         other => other,
     };
     let startup = fields.boolean("startup")?;
+    if startup.is_some() && controller == Controller::Adaptive {
+        return Err(fields.error(
+            "startup",
+            "the adaptive controller has no start-up phase to turn on or off \
+             (its n waits for the end of TFRC's slow start); `startup` is for \
+             \"multfrc\", \"e-multfrc\" and \"aggregate\""
+                .to_owned(),
+        ));
+    }
+    if controller == Controller::Adaptive && gamma == Some(0.0) && queue_packets == Some(0.0) {
+        return Err(fields.error(
+            "queue_packets",
+            "the adaptive controller needs a target queueing delay: `gamma` and \
+             `queue_packets` cannot both be 0"
+                .to_owned(),
+        ));
+    }
     Ok(Some(MultiConnection {
         conns,
         controller,

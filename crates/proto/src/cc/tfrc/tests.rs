@@ -542,3 +542,42 @@ fn s_is_the_mean_size_sent_and_drives_the_equation() {
     sp.on_packet_sent(t(0), 0, 100);
     assert_eq!(sp.segment_size(), 1460.0);
 }
+
+#[test]
+fn a_target_rate_lifts_x_above_the_equation_never_below() {
+    let mut s = busy_sender(TfrcConfig::default(), 300);
+    s.on_feedback(t(100), &feedback(0, 1e9, 0.0)).unwrap();
+    s.on_feedback(t(300), &feedback(200, 1e9, 0.01)).unwrap();
+    let equation = s.equation_rate().unwrap().bytes_per_sec();
+    assert!(rel(s.x().bytes_per_sec(), equation) < 1e-12);
+    // Above the equation: X follows the target from the next feedback.
+    s.set_target_rate(Some(Rate::from_bytes_per_sec(3.0 * equation)));
+    s.on_feedback(t(400), &feedback(300, 1e9, 0.01)).unwrap();
+    assert!(
+        rel(
+            s.x().bytes_per_sec(),
+            3.0 * s.equation_rate().unwrap().bytes_per_sec()
+        ) < 0.05
+    );
+    assert!(s.x().bytes_per_sec() > 2.5 * equation);
+    // Below the equation: no effect.
+    s.set_target_rate(Some(Rate::from_bytes_per_sec(equation / 10.0)));
+    s.on_feedback(t(500), &feedback(400, 1e9, 0.01)).unwrap();
+    assert!(
+        rel(
+            s.x().bytes_per_sec(),
+            s.equation_rate().unwrap().bytes_per_sec()
+        ) < 1e-12
+    );
+    // Never above recv_limit = 2·max(X_recv_set).
+    let mut low = busy_sender(TfrcConfig::default(), 300);
+    low.on_feedback(t(100), &feedback(0, 5_000.0, 0.0)).unwrap();
+    low.set_target_rate(Some(Rate::from_bytes_per_sec(1e9)));
+    low.on_feedback(t(300), &feedback(200, 5_000.0, 0.01))
+        .unwrap();
+    assert!(low.x().bytes_per_sec() <= low.receive_limit().bytes_per_sec() * (1.0 + 1e-12));
+    assert!(low.x().bytes_per_sec() <= 10_000.0 * (1.0 + 1e-12));
+    // A target that is no rate is none.
+    s.set_target_rate(Some(Rate::from_bytes_per_sec(f64::NAN)));
+    assert_eq!(s.target_rate(), None);
+}
