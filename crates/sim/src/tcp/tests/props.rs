@@ -58,8 +58,8 @@ proptest! {
                         }
                     }
                 }
-                Op::AckSegment(i) => sender.on_ack(now, &Ack { cumulative: i * MSS }),
-                Op::AckRaw(a) => sender.on_ack(now, &Ack { cumulative: a }),
+                Op::AckSegment(i) => sender.on_ack(now, &Ack::new(i * MSS)),
+                Op::AckRaw(a) => sender.on_ack(now, &Ack::new(a)),
                 Op::Advance(ms) => now += Duration::from_millis(ms),
                 Op::Timeout => {
                     if let Some(t) = sender.next_timeout() {
@@ -97,7 +97,7 @@ proptest! {
         let mut last = 0;
         for (index, len, advance_ms) in segments {
             now += Duration::from_millis(advance_ms);
-            let s = Segment { seq: index * MSS, len, is_retransmission: false, sent_at: now };
+            let s = Segment { seq: index * MSS, len, is_retransmission: false, sent_at: now, cwr: false };
             let acks = [receiver.on_segment(now, &s), receiver.on_timeout(now)];
             for ack in acks.into_iter().flatten() {
                 prop_assert!(ack.cumulative >= last);
