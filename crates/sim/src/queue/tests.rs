@@ -192,3 +192,172 @@ fn invalid_red_parameters_are_named() {
         Queue::<Pkt>::new(QueueConfig::red(1.0, 5.0, 1.5, Limit::Packets(9)), t(0)).unwrap_err();
     assert!(err.to_string().contains("max_p"), "{err}");
 }
+
+mod aqm_props;
+mod codel;
+mod fq_codel;
+
+/// A packet with an ECN field and a flow, for the AQM tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct EcnPkt {
+    size: u32,
+    ecn: fairstream_proto::ecn::Ecn,
+    flow: u64,
+    /// Whether it was ECN-capable when it was sent.
+    sent_ect: bool,
+}
+
+impl EcnPkt {
+    fn new(size: u32, ecn: fairstream_proto::ecn::Ecn, flow: u64) -> EcnPkt {
+        EcnPkt {
+            size,
+            ecn,
+            flow,
+            sent_ect: ecn.is_ect(),
+        }
+    }
+}
+
+impl SimPacket for EcnPkt {
+    fn size_bytes(&self) -> u32 {
+        self.size
+    }
+
+    fn ecn(&self) -> fairstream_proto::ecn::Ecn {
+        self.ecn
+    }
+
+    fn set_ce(&mut self) {
+        self.ecn = fairstream_proto::ecn::Ecn::Ce;
+    }
+
+    fn flow_key(&self) -> u64 {
+        self.flow
+    }
+}
+
+fn red_with_ecn(gentle: bool) -> QueueConfig {
+    let QueueConfig::Red {
+        min_th,
+        max_th,
+        max_p,
+        weight,
+        limit,
+        idle_packet_time,
+        ..
+    } = QueueConfig::red(5.0, 15.0, 0.1, Limit::Packets(100))
+    else {
+        unreachable!()
+    };
+    QueueConfig::Red {
+        min_th,
+        max_th,
+        max_p,
+        weight,
+        limit,
+        gentle,
+        idle_packet_time,
+        ecn: true,
+    }
+}
+
+/// Holds RED's queue at `target` packets and offers `n` arrivals that
+/// alternate ECT(0) and Not-ECT; returns (ECT marked, ECT dropped, Not-ECT
+/// dropped, Not-ECT marked) as fractions of each kind.
+fn red_ecn_fractions(config: QueueConfig, target: usize, n: usize) -> [f64; 4] {
+    use fairstream_proto::ecn::Ecn;
+    let mut queue = Queue::new(config, t(0)).unwrap();
+    let mut rng = SimRng::new(5);
+    let mut now = t(0);
+    while queue.len_packets() < target {
+        queue
+            .enqueue(now, EcnPkt::new(1000, Ecn::NotEct, 0), &mut rng)
+            .unwrap();
+    }
+    let mut counts = [0usize; 4];
+    for i in 0..(5000 + n) {
+        now += Duration::from_micros(10);
+        let ect = i % 2 == 0;
+        let codepoint = if ect { Ecn::Ect0 } else { Ecn::NotEct };
+        let marks_before = queue.stats().ce_marked;
+        let accepted = queue
+            .enqueue(now, EcnPkt::new(1000, codepoint, 0), &mut rng)
+            .is_ok();
+        let marked = queue.stats().ce_marked > marks_before;
+        if accepted {
+            // Keep the instantaneous length at `target`.
+            queue.dequeue(now);
+        }
+        if i >= 5000 {
+            match (ect, marked, accepted) {
+                (true, true, _) => counts[0] += 1,
+                (true, false, false) => counts[1] += 1,
+                (false, false, false) => counts[2] += 1,
+                (false, true, _) => counts[3] += 1,
+                _ => {}
+            }
+        }
+    }
+    let half = (n / 2) as f64;
+    counts.map(|c| c as f64 / half)
+}
+
+#[test]
+fn red_with_ecn_marks_ect_packets_and_drops_not_ect_ones() {
+    // Between the thresholds (q = 12, p_b = 0.07): ECT packets are marked
+    // where Not-ECT ones are dropped, at the same rate; no ECT packet is lost.
+    let [ect_marked, ect_dropped, not_ect_dropped, not_ect_marked] =
+        red_ecn_fractions(red_with_ecn(false), 12, 40_000);
+    assert_eq!((ect_dropped, not_ect_marked), (0.0, 0.0));
+    let expected = 2.0 * 0.07 / (1.0 + 0.07);
+    assert!((ect_marked - expected).abs() < 0.015, "{ect_marked}");
+    assert!(
+        (not_ect_dropped - expected).abs() < 0.015,
+        "{not_ect_dropped}"
+    );
+    // Above max_th (not gentle): Linux sch_red without harddrop marks every
+    // ECT packet and drops every Not-ECT one.
+    let above = red_ecn_fractions(red_with_ecn(false), 20, 10_000);
+    assert_eq!(above, [1.0, 0.0, 1.0, 0.0], "{above:?}");
+}
+
+#[test]
+fn red_with_ecn_still_drops_when_full() {
+    use fairstream_proto::ecn::Ecn;
+    // A tiny hard limit under RED thresholds that are never reached.
+    let QueueConfig::Red {
+        max_p,
+        weight,
+        idle_packet_time,
+        ..
+    } = red_with_ecn(false)
+    else {
+        unreachable!()
+    };
+    let config = QueueConfig::Red {
+        min_th: 50.0,
+        max_th: 60.0,
+        max_p,
+        weight,
+        limit: Limit::Packets(3),
+        gentle: false,
+        idle_packet_time,
+        ecn: true,
+    };
+    let mut queue = Queue::new(config, t(0)).unwrap();
+    let mut rng = SimRng::new(1);
+    for _ in 0..3 {
+        queue
+            .enqueue(t(0), EcnPkt::new(100, Ecn::Ect0, 0), &mut rng)
+            .unwrap();
+    }
+    let drop = queue
+        .enqueue(t(0), EcnPkt::new(100, Ecn::Ect0, 0), &mut rng)
+        .unwrap_err();
+    assert_eq!(drop.reason, DropReason::Full);
+    assert_eq!(drop.packet.ecn, Ecn::Ect0, "a dropped packet is not marked");
+    assert_eq!(
+        (queue.stats().ce_marked, queue.stats().dropped_full),
+        (0, 1)
+    );
+}
