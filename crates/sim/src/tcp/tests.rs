@@ -7,6 +7,7 @@ use fairstream_proto::time::Instant;
 
 use super::*;
 
+mod ecn;
 mod harness;
 mod padhye;
 mod props;
