@@ -350,4 +350,31 @@ mod tests {
         };
         assert_eq!(ack.size_bytes(), 40);
     }
+
+    #[test]
+    fn packets_carry_their_ecn_field_and_a_flow_key() {
+        let dccp = |ports: [u8; 4]| Packet {
+            id: 0,
+            flow: 3,
+            toward_receiver: true,
+            sent_at: Instant::ZERO,
+            ecn: Ecn::Ect0,
+            body: Body::Dccp {
+                bytes: [&ports[..], &[0u8; 12]].concat().into(),
+                payload_len: 0,
+            },
+        };
+        let mut a = dccp([0x9c, 0x40, 0x13, 0x8c]);
+        let b = dccp([0x9c, 0x41, 0x13, 0x8c]);
+        // Two connections of one flow are two flows to FQ-CoDel, and the
+        // two directions of a connection differ too.
+        assert_ne!(a.flow_key(), b.flow_key());
+        let back = Packet {
+            toward_receiver: false,
+            ..a.clone()
+        };
+        assert_ne!(a.flow_key(), back.flow_key());
+        a.set_ce();
+        assert_eq!(a.ecn(), Ecn::Ce);
+    }
 }

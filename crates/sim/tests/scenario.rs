@@ -378,3 +378,98 @@ fn the_readme_scenario_runs() {
         .run();
     assert!(summary.flows[0].throughput_bps > 0.0);
 }
+
+#[test]
+fn aqm_queues_and_tcp_ecn_parse_with_rfc_defaults() {
+    use fairstream_sim::queue::{CoDelConfig, FqCoDelConfig, Limit};
+    let text = r#"
+        [run]
+        duration = "1s"
+        [[node]]
+        name = "a"
+        [[node]]
+        name = "b"
+        [[node]]
+        name = "c"
+        [[node]]
+        name = "d"
+        [[link]]
+        between = ["a", "b"]
+        rate = "1mbit"
+        delay = "1ms"
+        queue = { kind = "codel" }
+        [[link]]
+        between = ["b", "c"]
+        rate = "1mbit"
+        delay = "1ms"
+        queue = { kind = "fq-codel" }
+        [[link]]
+        between = ["c", "d"]
+        rate = "1mbit"
+        delay = "1ms"
+        queue = { kind = "codel", target = "2ms", interval = "50ms", packets = 300, ecn = true }
+        [[link]]
+        between = ["a", "d"]
+        rate = "1mbit"
+        delay = "1ms"
+        queue = { kind = "fq-codel", flows = 16, quantum = 300, target = "1ms", interval = "20ms", packets = 500, ecn = false }
+        [[flow]]
+        name = "tcp"
+        from = "a"
+        to = "b"
+        transport = { cc = "tcp-newreno", ecn = true }
+        [[flow]]
+        name = "plain"
+        from = "a"
+        to = "b"
+        transport = { cc = "tcp-newreno" }
+    "#;
+    let s = Scenario::from_str(text, "aqm.toml").expect("parses");
+    // RFC 8289 §5.3: 5 ms and 100 ms; Linux's 1000 packets; no ECN.
+    assert_eq!(
+        s.links()[0].queue,
+        QueueConfig::CoDel(CoDelConfig::default())
+    );
+    // RFC 8290 §5.2: 1024 flows, 1514-byte quantum, 10240 packets, ECN on.
+    let QueueConfig::FqCoDel(fq) = s.links()[1].queue else {
+        panic!("FQ-CoDel expected")
+    };
+    assert_eq!(fq, FqCoDelConfig::default());
+    assert_eq!(
+        (fq.flows, fq.quantum_bytes, fq.limit_packets, fq.ecn),
+        (1024, 1514, 10240, true)
+    );
+    assert_eq!(
+        (fq.target, fq.interval),
+        (Duration::from_millis(5), Duration::from_millis(100))
+    );
+    assert_eq!(
+        s.links()[2].queue,
+        QueueConfig::CoDel(CoDelConfig {
+            target: Duration::from_millis(2),
+            interval: Duration::from_millis(50),
+            limit: Limit::Packets(300),
+            ecn: true,
+            ..CoDelConfig::default()
+        })
+    );
+    assert_eq!(
+        s.links()[3].queue,
+        QueueConfig::FqCoDel(FqCoDelConfig {
+            flows: 16,
+            quantum_bytes: 300,
+            limit_packets: 500,
+            target: Duration::from_millis(1),
+            interval: Duration::from_millis(20),
+            ecn: false,
+        })
+    );
+    assert!(matches!(
+        s.flows()[0].transport,
+        Transport::TcpNewReno { ecn: true, .. }
+    ));
+    assert!(matches!(
+        s.flows()[1].transport,
+        Transport::TcpNewReno { ecn: false, .. }
+    ));
+}

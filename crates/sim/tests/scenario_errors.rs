@@ -348,6 +348,83 @@ fn kind_specific_keys_are_checked() {
 }
 
 #[test]
+fn aqm_and_ecn_keys_are_checked() {
+    let queue = |table: &str| replaced("{ kind = \"droptail\", packets = 50 }", table);
+    assert_refused(
+        &queue("{ kind = \"codel\", target = \"0ms\" }"),
+        14,
+        &["queue.target", "greater than zero"],
+    );
+    assert_refused(
+        &queue("{ kind = \"codel\", target = \"200ms\" }"),
+        14,
+        &["queue.target", "below interval"],
+    );
+    assert_refused(
+        &queue("{ kind = \"codel\", interval = \"soon\" }"),
+        14,
+        &["queue.interval"],
+    );
+    assert_refused(
+        &queue("{ kind = \"codel\", packets = 0 }"),
+        14,
+        &["queue.packets", "whole number"],
+    );
+    assert_refused(
+        &queue("{ kind = \"codel\", quantum = 1514 }"),
+        14,
+        &["queue.quantum", "unknown key `quantum`", "target"],
+    );
+    assert_refused(
+        &queue("{ kind = \"codel\", ecn = \"yes\" }"),
+        14,
+        &["queue.ecn", "true or false"],
+    );
+    assert_refused(
+        &queue("{ kind = \"fq-codel\", flows = 0 }"),
+        14,
+        &["queue.flows", "flow queues"],
+    );
+    assert_refused(
+        &queue("{ kind = \"fq-codel\", quantum = -5 }"),
+        14,
+        &["queue.quantum", "bytes"],
+    );
+    assert_refused(
+        &queue("{ kind = \"fq-codel\", limit_packets = 100 }"),
+        14,
+        &["queue.limit_packets", "unknown key", "packets"],
+    );
+    assert_refused(
+        &queue("{ kind = \"red\", min_th = 5, max_th = 15, max_p = 0.1, ecn = 1 }"),
+        14,
+        &["queue.ecn", "true or false"],
+    );
+    assert_refused(
+        &queue("{ kind = \"pie\" }"),
+        14,
+        &["queue.kind", "\"pie\"", "fq-codel"],
+    );
+    assert_refused(
+        &replaced(
+            "transport = { cc = \"tfrc\" }",
+            "transport = { cc = \"tcp-newreno\", ecn = \"on\" }",
+        ),
+        24,
+        &["flow[0].transport.ecn", "true or false"],
+    );
+    // DCCP's ECN is not a scenario key yet.
+    assert_refused(
+        &replaced(
+            "transport = { cc = \"tfrc\" }",
+            "transport = { cc = \"tfrc\", ecn = true }",
+        ),
+        24,
+        &["flow[0].transport.ecn", "unknown key `ecn`"],
+    );
+}
+
+#[test]
 fn multi_connection_keys_are_checked() {
     let transport = |keys: &str| {
         replaced(
