@@ -56,7 +56,7 @@ pub trait SimPacket {
     fn set_ce(&mut self) {}
 
     /// The packet's flow identity, the simulator's equivalent of the
-    /// 5-tuple FQ-CoDel hashes (RFC 8290 §4.1.1). Default 0: every packet
+    /// 5-tuple FQ-CoDel hashes (RFC 8290 §4.1). Default 0: every packet
     /// of a type without flows shares one queue.
     fn flow_key(&self) -> u64 {
         0
@@ -212,8 +212,8 @@ impl QueueStats {
 }
 
 /// Marks `packet` CE if it is ECN-capable, counting the mark; whether it
-/// was (RFC 3168 §5: "the router sets the CE codepoint" instead of
-/// dropping, only for ECT packets).
+/// was (RFC 3168 §5: a router sets CE, instead of dropping, only on a
+/// packet whose ECN field says ECN-capable transport).
 fn mark_ce<P: SimPacket>(packet: &mut P, stats: &mut QueueStats) -> bool {
     if !packet.ecn().is_ect() {
         return false;

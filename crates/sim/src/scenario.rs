@@ -41,14 +41,14 @@
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
 //!
 //! Queues and their keys (`queue = { kind = ..., ... }`; all but `kind` and
-//! those marked required optional, defaults in brackets):
+//! those marked required optional; defaults after `=`):
 //!
 //! | `kind` | keys |
 //! |---|---|
 //! | `"droptail"` | `packets` or `bytes` (one required) |
-//! | `"red"` | `min_th`, `max_th`, `max_p` (required), `weight` [0.002], `limit_packets` [max(100, 2·max_th)], `gentle` [true], `ecn` [false] |
-//! | `"codel"` (RFC 8289) | `target` ["5ms"], `interval` ["100ms"], `packets` [1000], `ecn` [false] |
-//! | `"fq-codel"` (RFC 8290) | `flows` [1024], `quantum` (bytes) [1514], `target` ["5ms"], `interval` ["100ms"], `packets` (total) [10240], `ecn` [true] |
+//! | `"red"` | `min_th`, `max_th`, `max_p` (required), `weight = 0.002`, `limit_packets = max(100, 2·max_th)`, `gentle = true`, `ecn = false` |
+//! | `"codel"` (RFC 8289) | `target = "5ms"`, `interval = "100ms"`, `packets = 1000`, `ecn = false` |
+//! | `"fq-codel"` (RFC 8290) | `flows = 1024`, `quantum = 1514` (bytes), `target = "5ms"`, `interval = "100ms"`, `packets = 10240` (total), `ecn = true` |
 //!
 //! With `ecn = true` an AQM marks ECN-capable packets CE where it would
 //! drop them (RFC 3168 §5); Not-ECT packets are dropped as before and a full

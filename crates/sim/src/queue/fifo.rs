@@ -56,9 +56,9 @@ impl<P: SimPacket> Fifo<P> {
         };
         if let Some(red) = &mut self.red {
             red.update_average(len, self.idle_since, now);
-            // RFC 3168 §7: the router "SHOULD set the CE codepoint" of an
-            // ECN-capable packet where it would drop it early. A packet that
-            // would not fit is not marked: a full queue drops (below).
+            // RFC 3168 §5, §7: an ECN-capable packet RED would drop early is
+            // marked CE instead. A packet that would not fit is not marked:
+            // a full queue drops (below).
             if red.signals(rng) && !(red.ecn && fits && mark_ce(&mut packet, stats)) {
                 stats.dropped_red += 1;
                 return Err(Drop {

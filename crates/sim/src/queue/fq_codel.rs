@@ -158,7 +158,7 @@ impl<P: SimPacket> FqCoDel<P> {
         })
     }
 
-    /// RFC 8290 §4.1.1: the queue of a flow, from a hash of its identity.
+    /// RFC 8290 §4.1: the queue of a flow, from a hash of its identity.
     fn classify(&self, key: u64, perturbation: u64) -> usize {
         let hash = mix64(key ^ perturbation);
         (hash % self.queues.len() as u64) as usize
@@ -186,8 +186,8 @@ impl<P: SimPacket> FqCoDel<P> {
         };
         queue.fifo.push(now, packet);
         if queue.list.is_none() {
-            // RFC 8290 §4.1: "the queue is added to the end of the list of
-            // new queues ... its deficit is initialised to the quantum".
+            // RFC 8290 §4.1: an idle queue joins the end of the new list,
+            // its deficit set to one quantum.
             queue.list = Some(List::New);
             queue.deficit = self.quantum;
             self.new_flows.push_back(index);
@@ -200,9 +200,8 @@ impl<P: SimPacket> FqCoDel<P> {
         Ok(())
     }
 
-    /// RFC 8290 §4.1.3 (overflow): "drop packets from the head of the queue
-    /// with the largest current byte count". Ties go to the lowest index,
-    /// as Linux scans.
+    /// RFC 8290 §4.1, overflow: drop from the head of the queue holding the
+    /// most bytes. Ties go to the lowest index, as Linux scans.
     fn drop_from_fattest(&mut self, stats: &mut QueueStats, dropped: &mut Vec<Drop<P>>) {
         let mut fattest: Option<(usize, u64)> = None;
         for (index, queue) in self.queues.iter().enumerate() {
@@ -242,8 +241,8 @@ impl<P: SimPacket> FqCoDel<P> {
             };
             let queue = self.queues.get_mut(index)?;
             if queue.deficit <= 0 {
-                // "If the queue has a negative deficit, it is given another
-                // quantum of credits and moved to the end of the old list."
+                // RFC 8290 §4.2: a queue out of credits gets another quantum
+                // and moves to the end of the old list.
                 queue.deficit += self.quantum;
                 queue.list = Some(List::Old);
                 self.pop_front(from_new);
@@ -255,9 +254,10 @@ impl<P: SimPacket> FqCoDel<P> {
             self.packets -= packets_before - queue.fifo.len();
             self.bytes -= bytes_before - queue.fifo.bytes();
             let Some(packet) = packet else {
-                // "If the queue is empty ... a queue from the new list is
-                // moved to the end of the old list [to prevent starvation];
-                // from the old list, it is removed."
+                // RFC 8290 §4.2: an empty queue from the new list moves to
+                // the end of the old list (so it cannot starve the old
+                // queues by re-entering as new); from the old list it is
+                // removed.
                 let to_old = from_new && !self.old_flows.is_empty();
                 queue.list = to_old.then_some(List::Old);
                 self.pop_front(from_new);

@@ -122,8 +122,8 @@ impl TcpReceiver {
         // current window".
         let in_window = segment.end() > self.rcv_nxt && start < window_end;
         if self.ecn && in_window {
-            // RFC 3168 §6.1.3: ECE stops when "the TCP receiver ... receives
-            // a CWR packet"; a CWR packet that is itself CE turns it on again.
+            // RFC 3168 §6.1.3: ECE stops once a CWR segment arrives; a CWR
+            // segment that is itself CE turns it on again.
             if segment.cwr {
                 self.ece = false;
             }
@@ -194,9 +194,9 @@ impl TcpReceiver {
         self.acks_sent += 1;
         Ack {
             cumulative: self.rcv_nxt,
-            // RFC 3168 §6.1.3: "the TCP receiver continues to set the
-            // ECN-Echo flag in all subsequent ACK packets" until CWR; with
-            // delayed ACKs one CE among the segments acknowledged suffices.
+            // RFC 3168 §6.1.3: ECE on every ACK from a CE segment until a
+            // CWR segment; with delayed ACKs one CE among the segments
+            // acknowledged suffices.
             ece: self.ece,
         }
     }
