@@ -236,6 +236,20 @@ fn red_with_ecn_marks_the_ecn_tcp_flow_and_drops_the_cbr_flow() {
         drops_after(&series, 5.0),
         link.utilization
     );
+    // Those TCP drops are the hard limit's: with room for 1000 packets the
+    // ECN flows lose none, and the CBR flow is still dropped.
+    let roomy = red.replace("ecn = true", "ecn = true, limit_packets = 1000");
+    let (summary, _) = run(&scenario(30, &roomy, &flows));
+    let tcp_drops: u64 = summary
+        .flows
+        .iter()
+        .filter(|f| f.cc == "tcp-newreno")
+        .map(|f| f.packets_lost_congestion)
+        .sum();
+    let cbr_drops = flow(&summary, "cbr").packets_lost_congestion;
+    eprintln!("RED+ECN, limit 1000: TCP drops {tcp_drops}, CBR drops {cbr_drops}");
+    assert_eq!(tcp_drops, 0);
+    assert!(cbr_drops > 50);
 }
 
 /// Packets the bottleneck's queue dropped from `from_s` on.
