@@ -546,11 +546,13 @@ impl Simulation {
                         / interval_s,
                     queue_drops: stats.queue_drops - last.queue_drops,
                     channel_losses: stats.channel_losses - last.channel_losses,
+                    ce_marked: stats.ce_marked - last.ce_marked,
                 };
                 *last = LinkCounters {
                     wire_bytes: stats.wire_bytes_sent,
                     queue_drops: stats.queue_drops,
                     channel_losses: stats.channel_losses,
+                    ce_marked: stats.ce_marked,
                 };
                 if let Some(series) = self.series.links.get_mut(index) {
                     series.rows.push(row);

@@ -273,6 +273,15 @@ fn ecn_against_drops(name: &str, queue: &str) -> (f64, f64) {
     let (without, _) = run(&scenario(30, queue, &tcp_flows(2, false)));
     let late_drops = drops_after(&with_series, 5.0);
     eprintln!("{name}: with ECN, drops after 5 s: {late_drops}");
+    // The time series counts the same marks as the summary.
+    let series_marks: u64 = with_series
+        .links
+        .iter()
+        .filter(|l| l.direction == "r->b")
+        .flat_map(|l| &l.rows)
+        .map(|row| row.ce_marked)
+        .sum();
+    assert_eq!(series_marks, bottleneck(&with).ce_marked, "{name}");
     // After start-up an ECN flow loses nothing to the AQM.
     assert_eq!(late_drops, 0, "{name}");
     report(name, &with, &without)
