@@ -9,6 +9,10 @@
 //! its arrival time at the far end. Nothing reads a clock; every random draw
 //! comes from the link's own [`SimRng`].
 //!
+//! The queue may drop packets after accepting them (CoDel at dequeue,
+//! FQ-CoDel on overflow); a driver that attributes drops to flows asks for
+//! them with [`LinkDirection::keep_dropped_packets`].
+//!
 //! Every packet offered is, at any moment, in exactly one of: delivered
 //! (returned by `process`), dropped by the queue, lost on the channel, or still
 //! in the link (queued, being serialised, or finished but not yet collected);
@@ -92,8 +96,11 @@ pub struct LinkStats {
     pub offered: u64,
     /// Packets returned by [`LinkDirection::process`].
     pub delivered: u64,
-    /// Packets the queue refused (full or RED).
+    /// Packets the queue refused or dropped later (full, RED, CoDel).
     pub queue_drops: u64,
+    /// Packets the queue marked CE instead of dropping them (they are
+    /// delivered, or lost on the channel, like any other).
+    pub ce_marked: u64,
     /// Packets that finished serialisation but were lost on the channel.
     pub channel_losses: u64,
     /// Packets that finished serialisation (delivered or lost).
@@ -165,6 +172,9 @@ pub struct LinkDirection<P> {
     /// Packets lost on the channel and not yet collected, when the driver
     /// asked for them with [`LinkDirection::keep_lost_packets`].
     lost: Option<Vec<P>>,
+    /// Packets the queue dropped after accepting them, not yet collected,
+    /// when the driver asked with [`LinkDirection::keep_dropped_packets`].
+    dropped: Option<Vec<Drop<P>>>,
     /// The latest `now` the link has been given.
     clock: Instant,
     stats: LinkStats,
@@ -199,6 +209,7 @@ impl<P: SimPacket> LinkDirection<P> {
             next_opportunity: 0,
             pending: Vec::new(),
             lost: None,
+            dropped: None,
             clock: now,
             stats: LinkStats::default(),
         })
@@ -209,7 +220,9 @@ impl<P: SimPacket> LinkDirection<P> {
     pub fn enqueue(&mut self, now: Instant, packet: P) -> EnqueueOutcome<P> {
         self.advance(now);
         self.stats.offered += 1;
-        if let Err(drop) = self.queue.enqueue(now, packet, &mut self.queue_rng) {
+        let outcome = self.queue.enqueue(now, packet, &mut self.queue_rng);
+        self.collect_queue_drops();
+        if let Err(drop) = outcome {
             self.stats.queue_drops += 1;
             return EnqueueOutcome::Dropped(drop);
         }
@@ -263,6 +276,35 @@ impl<P: SimPacket> LinkDirection<P> {
         self.lost.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// Keeps the packets the queue drops after accepting them (CoDel,
+    /// FQ-CoDel) from now on, for
+    /// [`take_dropped_packets`](Self::take_dropped_packets); by default they
+    /// are discarded. Refused arrivals always come back from
+    /// [`enqueue`](Self::enqueue).
+    pub fn keep_dropped_packets(&mut self) {
+        self.dropped.get_or_insert_with(Vec::new);
+    }
+
+    /// The packets the queue dropped after accepting them since the last
+    /// call, in drop order (always empty unless
+    /// [`keep_dropped_packets`](Self::keep_dropped_packets) was called).
+    /// They stay counted in [`LinkStats::queue_drops`].
+    pub fn take_dropped_packets(&mut self) -> Vec<Drop<P>> {
+        self.dropped
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Counts (and keeps, if asked) what the queue dropped on its own.
+    fn collect_queue_drops(&mut self) {
+        let drops = self.queue.take_dropped();
+        self.stats.queue_drops += drops.len() as u64;
+        if let Some(kept) = &mut self.dropped {
+            kept.extend(drops);
+        }
+    }
+
     /// Packets waiting in the queue (not counting the one being serialised).
     pub fn queue_len_packets(&self) -> usize {
         self.queue.len_packets()
@@ -280,7 +322,10 @@ impl<P: SimPacket> LinkDirection<P> {
 
     /// What the link has done so far.
     pub fn stats(&self) -> LinkStats {
-        self.stats
+        LinkStats {
+            ce_marked: self.queue.stats().ce_marked,
+            ..self.stats
+        }
     }
 
     /// The packet accounting: [`Conservation::holds`] must always be true.
@@ -347,7 +392,9 @@ impl<P: SimPacket> LinkDirection<P> {
             return;
         };
         let bytes_per_sec = rate.bytes_per_sec();
-        let Some(packet) = self.queue.dequeue(at) else {
+        let packet = self.queue.dequeue(at);
+        self.collect_queue_drops();
+        let Some(packet) = packet else {
             return;
         };
         self.busy_bytes += self.wire_bytes(&packet);
@@ -386,7 +433,7 @@ impl<P: SimPacket> LinkDirection<P> {
             loop {
                 let mut service = match self.in_service.take() {
                     Some(service) => service,
-                    None => match self.queue.dequeue(at) {
+                    None => match self.dequeue_collecting(at) {
                         Some(packet) => InService {
                             remaining_bytes: self.wire_bytes(&packet),
                             packet,
@@ -410,6 +457,13 @@ impl<P: SimPacket> LinkDirection<P> {
                 }
             }
         }
+    }
+
+    /// Takes the queue's next packet at `at`, counting what it dropped.
+    fn dequeue_collecting(&mut self, at: Instant) -> Option<P> {
+        let packet = self.queue.dequeue(at);
+        self.collect_queue_drops();
+        packet
     }
 
     /// A packet's last byte left at `finish`: judge it on the channel.

@@ -15,6 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 use thiserror::Error;
 
@@ -68,8 +69,25 @@ pub struct Packet {
     pub toward_receiver: bool,
     /// When its host handed it to the network.
     pub sent_at: Instant,
+    /// The ECN field of its IP header (RFC 3168 §5): set by the sending
+    /// host, turned into CE by a marking queue on the way.
+    pub ecn: Ecn,
     /// What it carries.
     pub body: Body,
+}
+
+impl Packet {
+    /// The DCCP source and destination ports (RFC 4340 §5.1: the first
+    /// four bytes of the generic header), `0` for other bodies.
+    fn ports(&self) -> u32 {
+        match &self.body {
+            Body::Dccp { bytes, .. } => match bytes.get(..4) {
+                Some(&[a, b, c, d]) => u32::from_be_bytes([a, b, c, d]),
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
 }
 
 impl SimPacket for Packet {
@@ -81,6 +99,23 @@ impl SimPacket for Packet {
             Body::Dccp { bytes, .. } => bytes.len() as u64,
         };
         u32::try_from(bytes).unwrap_or(u32::MAX)
+    }
+
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+
+    fn set_ce(&mut self) {
+        self.ecn = Ecn::Ce;
+    }
+
+    /// The simulator's 5-tuple: the flow (its two hosts and transport),
+    /// the direction, and for DCCP the two ports, so that each connection
+    /// of a multi-connection flow is a flow of its own to FQ-CoDel.
+    fn flow_key(&self) -> u64 {
+        let flow = (self.flow as u64) << 33;
+        let direction = u64::from(self.toward_receiver) << 32;
+        flow | direction | u64::from(self.ports())
     }
 }
 
@@ -174,6 +209,7 @@ impl Network {
                             }
                         })?;
                     direction.keep_lost_packets();
+                    direction.keep_dropped_packets();
                     Ok(direction)
                 };
             let (forward, reverse) = match &link.capacity {
@@ -262,8 +298,11 @@ fn queue_config(
                 limit: Limit::Packets(packets(red.limit_packets)?),
                 gentle: red.gentle,
                 idle_packet_time,
+                ecn: red.ecn,
             }
         }
+        scenario::QueueConfig::CoDel(codel) => queue::QueueConfig::CoDel(*codel),
+        scenario::QueueConfig::FqCoDel(fq) => queue::QueueConfig::FqCoDel(*fq),
     })
 }
 
@@ -280,6 +319,7 @@ mod tests {
             weight: 0.002,
             limit_packets: 100,
             gentle: true,
+            ecn: false,
         });
         let rate = fairstream_proto::units::Rate::from_bits_per_sec(1.528e6);
         let q = queue_config(&red, &Capacity::Fixed(rate), 28, "a-b").unwrap();
@@ -300,13 +340,41 @@ mod tests {
             flow: 0,
             toward_receiver: true,
             sent_at: Instant::ZERO,
+            ecn: Ecn::NotEct,
             body: Body::Datagram { size: 1000 },
         };
         assert_eq!(datagram.size_bytes(), 1000);
         let ack = Packet {
-            body: Body::TcpAck(Ack { cumulative: 5 }),
+            body: Body::TcpAck(Ack::new(5)),
             ..datagram
         };
         assert_eq!(ack.size_bytes(), 40);
+    }
+
+    #[test]
+    fn packets_carry_their_ecn_field_and_a_flow_key() {
+        let dccp = |ports: [u8; 4]| Packet {
+            id: 0,
+            flow: 3,
+            toward_receiver: true,
+            sent_at: Instant::ZERO,
+            ecn: Ecn::Ect0,
+            body: Body::Dccp {
+                bytes: [&ports[..], &[0u8; 12]].concat().into(),
+                payload_len: 0,
+            },
+        };
+        let mut a = dccp([0x9c, 0x40, 0x13, 0x8c]);
+        let b = dccp([0x9c, 0x41, 0x13, 0x8c]);
+        // Two connections of one flow are two flows to FQ-CoDel, and the
+        // two directions of a connection differ too.
+        assert_ne!(a.flow_key(), b.flow_key());
+        let back = Packet {
+            toward_receiver: false,
+            ..a.clone()
+        };
+        assert_ne!(a.flow_key(), back.flow_key());
+        a.set_ce();
+        assert_eq!(a.ecn(), Ecn::Ce);
     }
 }

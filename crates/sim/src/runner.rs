@@ -40,6 +40,7 @@ mod summary;
 use std::io::{self, Write};
 
 use fairstream_proto::capture::PcapWriter;
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 use thiserror::Error;
 
@@ -356,6 +357,8 @@ impl Simulation {
         };
         let deliveries = link_direction.process(now);
         let lost = link_direction.take_lost_packets();
+        let dropped = link_direction.take_dropped_packets();
+        self.count_queue_drops(dropped.into_iter().map(|drop| drop.packet));
         self.accounting.channel_losses += lost.len() as u64;
         for packet in lost {
             if packet.toward_receiver {
@@ -427,11 +430,16 @@ impl Simulation {
             else {
                 continue;
             };
+            let ecn = self
+                .flows
+                .get(index)
+                .map_or(Ecn::NotEct, |f| f.codepoint(toward_receiver, &body));
             let packet = Packet {
                 id: self.next_packet_id,
                 flow: index,
                 toward_receiver,
                 sent_at: now,
+                ecn,
                 body,
             };
             self.next_packet_id += 1;
@@ -454,15 +462,31 @@ impl Simulation {
         let Some(link_direction) = self.network.direction_mut(hop) else {
             return;
         };
-        if let EnqueueOutcome::Dropped(drop) = link_direction.enqueue(now, packet) {
+        let refused = match link_direction.enqueue(now, packet) {
+            EnqueueOutcome::Dropped(drop) => Some(drop.packet),
+            EnqueueOutcome::Queued => None,
+        };
+        // FQ-CoDel may push out another packet, CoDel drop at the dequeue
+        // an idle link does at once.
+        let dropped = link_direction.take_dropped_packets();
+        self.count_queue_drops(
+            refused
+                .into_iter()
+                .chain(dropped.into_iter().map(|d| d.packet)),
+        );
+        self.arm_link(now, hop.link.0, direction_index(hop.direction));
+    }
+
+    /// Accounts for packets a queue dropped, data packets also to their flow.
+    fn count_queue_drops(&mut self, packets: impl Iterator<Item = Packet>) {
+        for packet in packets {
             self.accounting.queue_drops += 1;
-            if drop.packet.toward_receiver {
-                if let Some(flow) = self.flows.get_mut(drop.packet.flow) {
+            if packet.toward_receiver {
+                if let Some(flow) = self.flows.get_mut(packet.flow) {
                     flow.stats.queue_drops += 1;
                 }
             }
         }
-        self.arm_link(now, hop.link.0, direction_index(hop.direction));
     }
 
     /// Schedules a wake-up for a link direction if it needs one earlier than
@@ -522,11 +546,13 @@ impl Simulation {
                         / interval_s,
                     queue_drops: stats.queue_drops - last.queue_drops,
                     channel_losses: stats.channel_losses - last.channel_losses,
+                    ce_marked: stats.ce_marked - last.ce_marked,
                 };
                 *last = LinkCounters {
                     wire_bytes: stats.wire_bytes_sent,
                     queue_drops: stats.queue_drops,
                     channel_losses: stats.channel_losses,
+                    ce_marked: stats.ce_marked,
                 };
                 if let Some(series) = self.series.links.get_mut(index) {
                     series.rows.push(row);

@@ -36,9 +36,24 @@
 //! | `cc` | keys |
 //! |---|---|
 //! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
-//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto` |
+//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1) |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
+//!
+//! Queues and their keys (`queue = { kind = ..., ... }`; all but `kind` and
+//! those marked required optional; defaults after `=`):
+//!
+//! | `kind` | keys |
+//! |---|---|
+//! | `"droptail"` | `packets` or `bytes` (one required) |
+//! | `"red"` | `min_th`, `max_th`, `max_p` (required), `weight = 0.002`, `limit_packets = max(100, 2·max_th)`, `gentle = true`, `ecn = false` |
+//! | `"codel"` (RFC 8289) | `target = "5ms"`, `interval = "100ms"`, `packets = 1000`, `ecn = false` |
+//! | `"fq-codel"` (RFC 8290) | `flows = 1024`, `quantum = 1514` (bytes), `target = "5ms"`, `interval = "100ms"`, `packets = 10240` (total), `ecn = true` |
+//!
+//! With `ecn = true` an AQM marks ECN-capable packets CE where it would
+//! drop them (RFC 3168 §5); Not-ECT packets are dropped as before and a full
+//! queue always drops. Only TCP flows with `ecn = true` send ECT packets;
+//! DCCP, CBR and on-off flows are Not-ECT.
 //!
 //! A DCCP flow may carry video: `media = { source = "generated" | "clip.264"
 //! | "trace.st", fps, frames, gop, bitrate, slice_max, width, height, mode,
@@ -55,6 +70,7 @@
 
 mod error;
 mod fields;
+mod queue;
 mod raw;
 mod routing;
 mod validate;
@@ -185,7 +201,16 @@ pub enum QueueConfig {
     DropTailBytes(Bytes),
     /// Random Early Detection (Floyd and Jacobson 1993), thresholds in packets.
     Red(RedConfig),
+    /// CoDel (RFC 8289): `{ kind = "codel", target?, interval?, packets?,
+    /// ecn? }`, defaults 5 ms, 100 ms, 1000 packets (Linux) and no ECN.
+    CoDel(CoDelConfig),
+    /// FQ-CoDel (RFC 8290): `{ kind = "fq-codel", flows?, quantum?, target?,
+    /// interval?, packets?, ecn? }`, defaults (RFC 8290 §5.2) 1024 flows, a
+    /// 1514-byte quantum, 5 ms, 100 ms, 10240 packets and ECN on.
+    FqCoDel(FqCoDelConfig),
 }
+
+pub use crate::queue::{CoDelConfig, FqCoDelConfig};
 
 /// Parameters of a RED queue (`{ kind = "red", min_th, max_th, max_p, weight?,
 /// limit_packets?, gentle? }`).
@@ -207,6 +232,9 @@ pub struct RedConfig {
     /// `max_th` and `2 * max_th` instead of jumping to 1 (Floyd 2000);
     /// default `true`, as in ns-2.
     pub gentle: bool,
+    /// Mark ECN-capable packets CE instead of dropping them early (RFC 3168
+    /// §7); default `false`.
+    pub ecn: bool,
 }
 
 /// Random loss on a link's channel (`loss = { kind = ... }`), applied to each
@@ -393,6 +421,10 @@ pub enum Transport {
         /// RFC 6298 §2.4's 1 s ([`DEFAULT_MIN_RTO`]). Linux and ns-2 use
         /// 200 ms.
         min_rto: Duration,
+        /// ECN-capable transport (RFC 3168 §6.1): data segments ECT(0), the
+        /// receiver echoes CE with ECE, the sender halves its window and
+        /// answers with CWR; default `false`.
+        ecn: bool,
     },
     /// Constant bit rate over UDP.
     Cbr {

@@ -13,15 +13,23 @@
 //! - the retransmission timer (RFC 6298): SRTT/RTTVAR, minimum and maximum
 //!   RTO, exponential backoff, Karn's rule; go-back-N after a timeout;
 //! - a receiver with cumulative ACKs, a bounded out-of-order buffer and
-//!   optional delayed ACKs (RFC 5681 §4.2).
+//!   optional delayed ACKs (RFC 5681 §4.2);
+//! - optionally ECN (RFC 3168 §6.1, [`TcpConfig::ecn`]): new data segments
+//!   are ECT(0) (retransmissions and ACKs are not, §6.1.4-6.1.5), the
+//!   receiver echoes a CE mark with ECE on its ACKs until it sees CWR, and
+//!   the sender halves its window for an ECE at most once per window of
+//!   data, without retransmitting, and sets CWR on its next new segment.
+//!   The codepoint itself travels in the IP header the simulator's packet
+//!   models (`network::Packet::ecn`), not in [`Segment`].
 //!
 //! **Sequence numbers count bytes**, from 0 at the first data byte (the
 //! handshake is not modelled, so there is no ISN). Every new segment carries
 //! one MSS of data, except the last one of a byte-limited transfer.
 //!
 //! **Not implemented:** SACK (RFC 2018 / RFC 6675), timestamps (RFC 7323; RTT
-//! samples obey Karn's rule instead), window scaling, Nagle, ECN, and limited
-//! transmit (RFC 3042).
+//! samples obey Karn's rule instead), window scaling, Nagle, limited
+//! transmit (RFC 3042), and ECN nonces or the ECN handshake (an ECN flow's
+//! two ends are configured alike, so ECN capability is never negotiated).
 //!
 //! The driver contract follows quinn-proto/neqo: a driver calls
 //! [`TcpSender::poll_transmit`] until it returns `None`, delivers
@@ -117,6 +125,8 @@ pub struct TcpConfig {
     pub delayed_ack: Option<Duration>,
     /// Bytes to transfer; `None` is an unlimited bulk source. Default `None`.
     pub bytes_to_send: Option<u64>,
+    /// ECN-capable transport (RFC 3168 §6.1). Default `false`.
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -135,6 +145,7 @@ impl Default for TcpConfig {
             clock_granularity: Duration::from_millis(1),
             delayed_ack: Some(Duration::from_millis(200)),
             bytes_to_send: None,
+            ecn: false,
         }
     }
 }
@@ -239,6 +250,9 @@ pub struct Segment {
     pub is_retransmission: bool,
     /// When the sender emitted it.
     pub sent_at: Instant,
+    /// The CWR flag: the sender reduced its window since its last new
+    /// segment (RFC 3168 §6.1.2).
+    pub cwr: bool,
 }
 
 impl Segment {
@@ -258,9 +272,20 @@ impl Segment {
 pub struct Ack {
     /// The next byte the receiver expects: every byte before it has arrived.
     pub cumulative: u64,
+    /// The ECN-Echo flag: a CE-marked segment arrived and no CWR since
+    /// (RFC 3168 §6.1.3).
+    pub ece: bool,
 }
 
 impl Ack {
+    /// A plain cumulative ACK, without ECE.
+    pub fn new(cumulative: u64) -> Ack {
+        Ack {
+            cumulative,
+            ece: false,
+        }
+    }
+
     /// Bytes on the wire: a bare TCP/IP header, [`HEADER_BYTES`].
     pub fn wire_size(&self) -> u64 {
         HEADER_BYTES

@@ -252,6 +252,8 @@ fn parse_red(text: &str, parameters: &str) -> Result<QueueConfig, OptionError> {
         limit: Limit::Packets(limit),
         gentle: true,
         idle_packet_time: Duration::from_millis(1),
+        // The emulator forwards plain UDP: no ECN field to mark yet.
+        ecn: false,
     };
     // The queue checks the thresholds; build one now so that a bad value is
     // reported as an option error, not when the emulator starts.

@@ -17,6 +17,7 @@ use fairstream_proto::conn::{
     Ccid, ChecksumMode, ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event,
     DATA_PACKET_OVERHEAD,
 };
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use super::media::MediaApp;
@@ -236,6 +237,15 @@ impl DccpEnds {
         }
         out.push((true, self.body()));
         true
+    }
+
+    /// The ECN codepoint of a packet this flow sends (`toward_receiver`:
+    /// from the client). Every DCCP packet is Not-ECT for now: when the
+    /// endpoints report a codepoint per transmit (RFC 4340 §12.1), this is
+    /// the single place that sets it.
+    pub(super) fn codepoint(&self, toward_receiver: bool) -> Ecn {
+        let _ = toward_receiver;
+        Ecn::NotEct
     }
 
     /// The packet in `buf` as a network body.

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use fairstream_proto::conn::Ccid;
@@ -99,11 +100,13 @@ impl FlowState {
                 delayed_ack,
                 mss,
                 min_rto,
+                ecn,
                 ..
             } => {
                 let config = TcpConfig {
                     mss: mss.get(),
                     min_rto,
+                    ecn,
                     delayed_ack: delayed_ack.then_some(Duration::from_millis(200)),
                     ..TcpConfig::default()
                 };
@@ -301,6 +304,34 @@ impl FlowState {
         out
     }
 
+    /// The ECN codepoint a packet this flow sends carries in its IP header
+    /// (RFC 3168 §5): the one place the runner asks.
+    pub(super) fn codepoint(&self, toward_receiver: bool, body: &Body) -> Ecn {
+        match (&self.endpoints, body) {
+            // RFC 3168 §6.1.1: an ECN-capable data sender sets ECT on data
+            // segments; §6.1.5: never on retransmissions; §6.1.4: pure ACKs
+            // are Not-ECT.
+            (Endpoints::Tcp(tcp), Body::TcpSegment(segment))
+                if tcp.sender.config().ecn && !segment.is_retransmission =>
+            {
+                Ecn::Ect0
+            }
+            (Endpoints::Dccp(dccp), _) => dccp.codepoint(toward_receiver),
+            _ => Ecn::NotEct,
+        }
+    }
+
+    /// TCP with ECN: CE-marked segments the receiver took and the sender's
+    /// window reductions for ECN-Echo; `None` for other flows.
+    pub(super) fn ecn_counts(&self) -> Option<(u64, u64)> {
+        match &self.endpoints {
+            Endpoints::Tcp(tcp) if tcp.sender.config().ecn => {
+                Some((tcp.receiver.ce_received(), tcp.sender.ecn_reductions()))
+            }
+            _ => None,
+        }
+    }
+
     /// When the flow next needs [`service`](Self::service) after `now`.
     pub(super) fn next_wake(&self, now: Instant) -> Option<Instant> {
         if now < self.start {
@@ -346,7 +377,7 @@ impl FlowState {
             if let (Endpoints::Tcp(tcp), Body::TcpSegment(segment)) =
                 (&mut self.endpoints, &packet.body)
             {
-                if let Some(ack) = tcp.receiver.on_segment(now, segment) {
+                if let Some(ack) = tcp.receiver.on_segment_ecn(now, segment, packet.ecn) {
                     out.push((false, Body::TcpAck(ack)));
                 }
             }

@@ -48,6 +48,8 @@ pub struct LinkSample {
     pub queue_drops: u64,
     /// Packets lost on the channel in the interval.
     pub channel_losses: u64,
+    /// Packets the queue marked CE in the interval (RFC 3168 §5).
+    pub ce_marked: u64,
 }
 
 /// A flow's rows.
@@ -112,18 +114,19 @@ impl LinkSeries {
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(
             out,
-            "time_s,queue_packets,queue_bytes,throughput_bps,queue_drops,channel_losses"
+            "time_s,queue_packets,queue_bytes,throughput_bps,queue_drops,channel_losses,ce_marked"
         )?;
         for row in &self.rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{}",
                 row.time_s,
                 row.queue_packets,
                 row.queue_bytes,
                 row.throughput_bps,
                 row.queue_drops,
-                row.channel_losses
+                row.channel_losses,
+                row.ce_marked
             )?;
         }
         Ok(())
@@ -136,6 +139,7 @@ pub(super) struct LinkCounters {
     pub(super) wire_bytes: u64,
     pub(super) queue_drops: u64,
     pub(super) channel_losses: u64,
+    pub(super) ce_marked: u64,
 }
 
 #[cfg(test)]

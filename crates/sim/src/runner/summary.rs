@@ -89,6 +89,14 @@ pub struct FlowSummary {
     pub loss_event_rate: Option<f64>,
     /// TCP: the mean SRTT over the ACKs taken, seconds; `null` for UDP.
     pub mean_rtt_s: Option<f64>,
+    /// TCP with ECN: CE-marked data segments the receiver took (RFC 3168
+    /// §6.1.3). Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_ce_received: Option<u64>,
+    /// TCP with ECN: the sender's window reductions for ECN-Echo, at most
+    /// one per window of data (RFC 3168 §6.1.2). Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_window_reductions: Option<u64>,
     /// Mean one-way delay of data packets, sender host to receiver host.
     pub mean_one_way_delay_s: Option<f64>,
     /// Coefficient of variation of the received rate in 1 s bins, after
@@ -140,8 +148,12 @@ pub struct LinkSummary {
     pub packets_offered: u64,
     /// Packets that reached the far end.
     pub packets_delivered: u64,
-    /// Packets the queue dropped.
+    /// Packets the queue dropped (refused, or dropped later by CoDel or
+    /// FQ-CoDel).
     pub queue_drops: u64,
+    /// Packets the queue marked CE instead of dropping them (RFC 3168 §5);
+    /// they are not drops and count among the delivered or lost.
+    pub ce_marked: u64,
     /// Packets lost on the channel.
     pub channel_losses: u64,
     /// Packets still queued, in transmission or propagating at the end.
@@ -179,6 +191,8 @@ pub(super) fn flow_summary(
         packets_lost_channel: stats.channel_losses,
         loss_event_rate: flow.loss_event_rate(),
         mean_rtt_s: flow.mean_rtt_s(),
+        ecn_ce_received: flow.ecn_counts().map(|(marks, _)| marks),
+        ecn_window_reductions: flow.ecn_counts().map(|(_, reductions)| reductions),
         mean_one_way_delay_s: (stats.delay_samples > 0)
             .then(|| stats.delay_sum_s / stats.delay_samples as f64),
         rate_cov: rate_cov(flow, end),
@@ -238,6 +252,7 @@ pub(super) fn link_summaries(link: &NetworkLink, end: Instant) -> [LinkSummary; 
             packets_offered: accounting.offered,
             packets_delivered: accounting.delivered,
             queue_drops: accounting.queue_drops,
+            ce_marked: direction.stats().ce_marked,
             channel_losses: accounting.channel_losses,
             packets_in_flight: accounting.in_link,
             conservation_ok: accounting.holds(),

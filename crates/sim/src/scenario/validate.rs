@@ -14,9 +14,9 @@ use super::raw::{RawFlow, RawLink, RawScenario};
 use super::routing::shortest_path;
 use super::{
     Capacity, Controller, DelayChange, Flow, Link, LossModel, MediaConfig, MediaSourceConfig,
-    MultiConnection, Node, NodeId, QueueConfig, RedConfig, RunConfig, Scenario, SendMode,
-    StartupDelaySetting, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE,
-    DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT, DEFAULT_SEED,
+    MultiConnection, Node, NodeId, QueueConfig, RunConfig, Scenario, SendMode, StartupDelaySetting,
+    Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS,
+    DEFAULT_SEED,
 };
 
 /// Parses and validates a whole scenario.
@@ -200,7 +200,9 @@ fn link_from_raw(
         .transpose()?
         .unwrap_or(DEFAULT_OVERHEAD);
     let queue = match &raw.queue {
-        Some(table) => queue_from_raw(Fields::new(source, format!("{path}.queue"), table))?,
+        Some(table) => {
+            super::queue::queue_from_raw(Fields::new(source, format!("{path}.queue"), table))?
+        }
         None => QueueConfig::DropTailPackets(DEFAULT_QUEUE_PACKETS),
     };
     let (loss, trace) = match &raw.loss {
@@ -268,113 +270,6 @@ fn link_from_raw(
         queue,
         loss,
         delay_change,
-    })
-}
-
-/// Validates `queue = { kind = ... }`.
-fn queue_from_raw(mut fields: Fields<'_>) -> Result<QueueConfig, ScenarioError> {
-    let kind = fields.string("kind")?.ok_or_else(|| {
-        fields.error(
-            "kind",
-            "missing required key `kind` (\"droptail\" or \"red\")",
-        )
-    })?;
-    let queue = match kind {
-        "droptail" => {
-            let packets = fields.optional("packets");
-            let bytes = fields.bytes("bytes")?;
-            match (packets, bytes) {
-                (Some(_), Some(_)) => {
-                    return Err(fields.error("bytes", "give either `packets` or `bytes`, not both"))
-                }
-                (Some(value), None) => match value.get_ref() {
-                    toml::Value::Integer(n) if *n > 0 => {
-                        QueueConfig::DropTailPackets(n.unsigned_abs())
-                    }
-                    _ => {
-                        return Err(fields.error(
-                            "packets",
-                            "expected a whole number of packets greater than zero",
-                        ))
-                    }
-                },
-                (None, Some(bytes)) if bytes.0 > 0 => QueueConfig::DropTailBytes(bytes),
-                (None, Some(_)) => {
-                    return Err(fields.error("bytes", "queue size must be greater than zero"))
-                }
-                (None, None) => {
-                    return Err(fields.error(
-                        "packets",
-                        "a droptail queue needs `packets` or `bytes` (e.g. packets = 50)",
-                    ))
-                }
-            }
-        }
-        "red" => QueueConfig::Red(red_from_raw(&mut fields)?),
-        other => {
-            return Err(fields.error(
-                "kind",
-                format!("unknown queue kind \"{other}\" (expected \"droptail\" or \"red\")"),
-            ))
-        }
-    };
-    let what = format!("queue kind \"{kind}\"");
-    fields.finish(&what)?;
-    Ok(queue)
-}
-
-/// Validates the keys of a RED queue.
-fn red_from_raw(fields: &mut Fields<'_>) -> Result<RedConfig, ScenarioError> {
-    let min_th = fields.required_number("min_th")?;
-    let max_th = fields.required_number("max_th")?;
-    let max_p = fields.required_number("max_p")?;
-    let weight = fields.number("weight")?.unwrap_or(DEFAULT_RED_WEIGHT);
-    let gentle = fields.boolean("gentle")?.unwrap_or(true);
-    if min_th < 0.0 {
-        return Err(fields.error("min_th", "threshold must not be negative"));
-    }
-    if max_th <= min_th {
-        return Err(fields.error(
-            "max_th",
-            format!("max_th ({max_th}) must be greater than min_th ({min_th})"),
-        ));
-    }
-    if !(max_p > 0.0 && max_p <= 1.0) {
-        return Err(fields.error("max_p", format!("max_p {max_p} is outside (0, 1]")));
-    }
-    if !(weight > 0.0 && weight <= 1.0) {
-        return Err(fields.error("weight", format!("weight {weight} is outside (0, 1]")));
-    }
-    // Thresholds are small numbers of packets; the casts cannot overflow a
-    // u64 for any threshold a queue could hold.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let default_limit = ((2.0 * max_th).ceil() as u64).max(DEFAULT_QUEUE_PACKETS);
-    let limit_packets = match fields.optional("limit_packets") {
-        None => default_limit,
-        Some(value) => match value.get_ref() {
-            toml::Value::Integer(n) if *n > 0 => n.unsigned_abs(),
-            _ => {
-                return Err(fields.error(
-                    "limit_packets",
-                    "expected a whole number of packets greater than zero",
-                ))
-            }
-        },
-    };
-    #[allow(clippy::cast_precision_loss)] // limits are far below 2^52
-    if (limit_packets as f64) < max_th {
-        return Err(fields.error(
-            "limit_packets",
-            format!("limit_packets ({limit_packets}) is below max_th ({max_th})"),
-        ));
-    }
-    Ok(RedConfig {
-        min_th,
-        max_th,
-        max_p,
-        weight,
-        limit_packets,
-        gentle,
     })
 }
 
@@ -762,6 +657,8 @@ fn transport_from_raw(
             min_rto: fields
                 .optional_duration("min_rto")?
                 .unwrap_or(super::DEFAULT_MIN_RTO),
+            // RFC 3168 §6.1: ECN-capable transport; off unless asked.
+            ecn: fields.boolean("ecn")?.unwrap_or(false),
         },
         "cbr" => Transport::Cbr {
             rate: fields.rate("rate")?,

@@ -1,8 +1,10 @@
-//! The receiver: cumulative ACKs, a bounded out-of-order buffer, delayed ACKs.
+//! The receiver: cumulative ACKs, a bounded out-of-order buffer, delayed ACKs,
+//! and the ECN-Echo of RFC 3168 §6.1.3.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use super::{Ack, Segment, TcpConfig, TcpConfigError};
@@ -31,6 +33,11 @@ pub struct TcpReceiver {
     ack_deadline: Option<Instant>,
     segments_received: u64,
     acks_sent: u64,
+    ecn: bool,
+    /// RFC 3168 §6.1.3: a CE segment arrived and no CWR since: every ACK
+    /// carries ECE.
+    ece: bool,
+    ce_received: u64,
 }
 
 impl TcpReceiver {
@@ -46,6 +53,9 @@ impl TcpReceiver {
             ack_deadline: None,
             segments_received: 0,
             acks_sent: 0,
+            ecn: config.ecn,
+            ece: false,
+            ce_received: 0,
         })
     }
 
@@ -72,6 +82,12 @@ impl TcpReceiver {
         self.acks_sent
     }
 
+    /// CE-marked data segments received within the window (RFC 3168
+    /// §6.1.3; always 0 without ECN).
+    pub fn ce_received(&self) -> u64 {
+        self.ce_received
+    }
+
     /// When the delayed-ACK timer expires, if it runs.
     pub fn next_timeout(&self) -> Option<Instant> {
         self.ack_deadline
@@ -85,8 +101,15 @@ impl TcpReceiver {
         }
     }
 
-    /// Processes a data segment; returns the ACK to send now, if any.
+    /// Processes a data segment that arrived Not-ECT; returns the ACK to
+    /// send now, if any.
     pub fn on_segment(&mut self, now: Instant, segment: &Segment) -> Option<Ack> {
+        self.on_segment_ecn(now, segment, Ecn::NotEct)
+    }
+
+    /// Processes a data segment whose IP header carried `ecn`; returns the
+    /// ACK to send now, if any.
+    pub fn on_segment_ecn(&mut self, now: Instant, segment: &Segment, ecn: Ecn) -> Option<Ack> {
         if segment.len == 0 {
             return None;
         }
@@ -94,6 +117,21 @@ impl TcpReceiver {
         let start = segment.seq;
         let window_end = self.rcv_nxt.saturating_add(self.window);
         let end = segment.end().min(window_end);
+        // RFC 3168 §6.1.5: "the TCP data receiver SHOULD ignore the ECN field
+        // on arriving data packets that are outside of the receiver's
+        // current window".
+        let in_window = segment.end() > self.rcv_nxt && start < window_end;
+        if self.ecn && in_window {
+            // RFC 3168 §6.1.3: ECE stops once a CWR segment arrives; a CWR
+            // segment that is itself CE turns it on again.
+            if segment.cwr {
+                self.ece = false;
+            }
+            if ecn.is_ce() {
+                self.ece = true;
+                self.ce_received += 1;
+            }
+        }
         // RFC 5681 §4.2: "an immediate ACK ... when an out-of-order segment
         // arrives" — duplicates and data beyond the window are treated the
         // same way (they say something is amiss at the sender).
@@ -156,6 +194,10 @@ impl TcpReceiver {
         self.acks_sent += 1;
         Ack {
             cumulative: self.rcv_nxt,
+            // RFC 3168 §6.1.3: ECE on every ACK from a CE segment until a
+            // CWR segment; with delayed ACKs one CE among the segments
+            // acknowledged suffices.
+            ece: self.ece,
         }
     }
 }

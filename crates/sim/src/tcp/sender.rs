@@ -1,5 +1,5 @@
 //! The NewReno sender: RFC 5681 congestion control, RFC 6582 fast recovery,
-//! RFC 6298 retransmission timer.
+//! RFC 6298 retransmission timer, RFC 3168 §6.1.2 reaction to ECN-Echo.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -71,6 +71,14 @@ pub struct TcpSender {
     retransmissions: u64,
     fast_retransmits: u64,
     timeouts: u64,
+    /// RFC 3168 §6.1.2: one past the highest byte sent at the last window
+    /// reduction; no ECE reduces the window again until it is acknowledged.
+    ecn_recover: Option<u64>,
+    /// RFC 3168 §6.1.2: the window was reduced; set CWR on the next new
+    /// data segment.
+    cwr_pending: bool,
+    ece_acks: u64,
+    ecn_reductions: u64,
 }
 
 impl TcpSender {
@@ -106,6 +114,10 @@ impl TcpSender {
             retransmissions: 0,
             fast_retransmits: 0,
             timeouts: 0,
+            ecn_recover: None,
+            cwr_pending: false,
+            ece_acks: 0,
+            ecn_reductions: 0,
             config,
         })
     }
@@ -166,6 +178,17 @@ impl TcpSender {
     /// Retransmission-timer expiries.
     pub fn timeouts(&self) -> u64 {
         self.timeouts
+    }
+
+    /// ACKs taken with the ECN-Echo flag (RFC 3168 §6.1.2).
+    pub fn ece_acks(&self) -> u64 {
+        self.ece_acks
+    }
+
+    /// Window reductions in response to ECN-Echo (at most one per window
+    /// of data).
+    pub fn ecn_reductions(&self) -> u64 {
+        self.ecn_reductions
     }
 
     /// Congestion-control phase.
@@ -253,11 +276,16 @@ impl TcpSender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         self.segments_sent += 1;
+        // RFC 3168 §6.1.2: "the TCP sender sets the CWR flag in the TCP
+        // header of the first new data packet sent after the window
+        // reduction".
+        let cwr = self.config.ecn && !is_retransmission && std::mem::take(&mut self.cwr_pending);
         Segment {
             seq,
             len,
             is_retransmission,
             sent_at: now,
+            cwr,
         }
     }
 
@@ -269,6 +297,10 @@ impl TcpSender {
         let ackno = ack.cumulative;
         if ackno > self.snd_max || ackno < self.snd_una {
             return;
+        }
+        if ack.ece && self.config.ecn {
+            self.ece_acks += 1;
+            self.on_ecn_echo(now);
         }
         if ackno == self.snd_una {
             // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT: (b) "there is outstanding
@@ -299,11 +331,50 @@ impl TcpSender {
             .max(mss);
             self.in_recovery = false;
             self.bytes_acked_ca = 0;
-        } else {
+        } else if !(ack.ece && self.config.ecn) {
+            // RFC 3168 §6.1.2: "The sender SHOULD NOT increase the congestion
+            // window in response to the receipt of an ECN-Echo ACK packet."
             self.grow_cwnd(acked);
         }
         self.dupacks = 0;
         self.restart_timer(now);
+    }
+
+    /// RFC 3168 §6.1.2: "The indication of congestion should be treated
+    /// just as a congestion loss in non-ECN-Capable TCP. That is, the TCP
+    /// source halves the congestion window "cwnd" and reduces the slow start
+    /// threshold "ssthresh"" — at most once per window of data, and without
+    /// retransmitting anything.
+    fn on_ecn_echo(&mut self, now: Instant) {
+        // "TCP should not react to congestion indications more than once
+        // every window of data": not during a loss recovery, nor before the
+        // data outstanding at the last reduction is acknowledged.
+        let reduced_this_window = self.ecn_recover.is_some_and(|r| self.snd_una < r);
+        if self.in_recovery || reduced_this_window {
+            return;
+        }
+        let mss = self.config.mss;
+        // As for a loss, RFC 5681 §3.2 eq. 4.
+        let flight = self.snd_max - self.snd_una;
+        self.ssthresh = (flight / 2).max(2 * mss);
+        self.cwnd = self.cwnd.min(self.ssthresh).max(mss);
+        self.bytes_acked_ca = 0;
+        self.note_window_reduction();
+        self.ecn_reductions += 1;
+        // "the sending TCP MUST reset the retransmit timer on receiving the
+        // ECN-Echo packet when the congestion window is one."
+        if self.cwnd <= mss {
+            self.restart_timer(now);
+        }
+    }
+
+    /// Records a window reduction for RFC 3168 §6.1.2: no ECE reduces again
+    /// within this window, and the next new segment carries CWR.
+    fn note_window_reduction(&mut self) {
+        if self.config.ecn {
+            self.ecn_recover = Some(self.snd_max);
+            self.cwr_pending = true;
+        }
     }
 
     fn on_duplicate_ack(&mut self) {
@@ -330,8 +401,14 @@ impl TcpSender {
         }
         self.recover = Some(self.snd_max);
         // RFC 5681 §3.2 step 2, eq. 4: "ssthresh = max (FlightSize / 2, 2*SMSS)"
+        // — unless an ECN-Echo already reduced it for this window of data
+        // (RFC 3168 §6.1.2: "reduced only once in response to a series of
+        // dropped and/or CE packets from a single window of data").
         let flight = self.snd_max - self.snd_una;
-        self.ssthresh = (flight / 2).max(2 * mss);
+        if self.ecn_recover.is_none_or(|r| self.snd_una >= r) {
+            self.ssthresh = (flight / 2).max(2 * mss);
+        }
+        self.note_window_reduction();
         // RFC 5681 §3.2 step 3: "The lost segment starting at SND.UNA MUST be
         // retransmitted and cwnd set to ssthresh plus 3*SMSS."
         self.pending_retransmit = Some(self.snd_una);
@@ -448,6 +525,7 @@ impl TcpSender {
             self.ssthresh = (flight / 2).max(2 * mss);
         }
         self.last_timeout_una = Some(self.snd_una);
+        self.note_window_reduction();
         // RFC 5681 §3.1: "upon a timeout ... cwnd MUST be set to no more than
         // the loss window, LW, which equals 1 full-sized segment".
         self.cwnd = mss;

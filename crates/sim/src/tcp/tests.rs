@@ -7,6 +7,7 @@ use fairstream_proto::time::Instant;
 
 use super::*;
 
+mod ecn;
 mod harness;
 mod padhye;
 mod props;
@@ -225,18 +226,13 @@ fn newreno_partial_ack_deflates_and_retransmits_next_hole() {
     // Segments 0 and 5 lost: 9 ACKs of 0 (three dup ACKs suffice).
     let t1 = Instant::from_millis(100);
     for _ in 0..3 {
-        sender.on_ack(t1, &Ack { cumulative: 0 });
+        sender.on_ack(t1, &Ack::new(0));
     }
     assert_eq!(sender.state(), CongestionState::FastRecovery);
     assert_eq!(sender.poll_transmit(t1).map(|s| s.seq), Some(0));
     let inflated = sender.cwnd();
     // The retransmission of 0 is acknowledged up to the next hole at 5.
-    sender.on_ack(
-        Instant::from_millis(200),
-        &Ack {
-            cumulative: 5 * MSS,
-        },
-    );
+    sender.on_ack(Instant::from_millis(200), &Ack::new(5 * MSS));
     assert_eq!(sender.state(), CongestionState::FastRecovery);
     assert_eq!(sender.cwnd(), inflated - 5 * MSS + MSS);
     let retransmission = sender.poll_transmit(Instant::from_millis(200)).unwrap();
@@ -251,12 +247,7 @@ fn newreno_partial_ack_deflates_and_retransmits_next_hole() {
     );
     // Full ACK: cwnd = min(ssthresh, FlightSize + MSS); recovery ends.
     let recover = sent.last().unwrap().end();
-    sender.on_ack(
-        Instant::from_millis(300),
-        &Ack {
-            cumulative: recover,
-        },
-    );
+    sender.on_ack(Instant::from_millis(300), &Ack::new(recover));
     assert_ne!(sender.state(), CongestionState::FastRecovery);
     let flight = sender.bytes_in_flight();
     assert_eq!(sender.cwnd(), sender.ssthresh().min(flight.max(MSS) + MSS));
@@ -307,12 +298,7 @@ fn rto_backs_off_and_karn_discards_retransmitted_samples() {
 
     // Its ACK arrives after a long delay: Karn's rule, no sample, and the
     // backed-off RTO stays.
-    sender.on_ack(
-        t2 + Duration::from_millis(700),
-        &Ack {
-            cumulative: lost[0].end(),
-        },
-    );
+    sender.on_ack(t2 + Duration::from_millis(700), &Ack::new(lost[0].end()));
     assert_eq!(sender.rtt_estimator().sample_count(), samples);
     assert_eq!(sender.srtt(), Some(Duration::from_millis(100)));
     assert_eq!(sender.rto(), Duration::from_millis(1200));
@@ -323,19 +309,14 @@ fn rto_backs_off_and_karn_discards_retransmitted_samples() {
     let burst: Vec<Segment> = std::iter::from_fn(|| sender.poll_transmit(t3)).collect();
     assert!(burst[0].is_retransmission && burst[0].seq == lost[1].seq);
     let end = burst.last().unwrap().end();
-    sender.on_ack(t3 + Duration::from_millis(100), &Ack { cumulative: end });
+    sender.on_ack(t3 + Duration::from_millis(100), &Ack::new(end));
     assert_eq!(sender.rtt_estimator().sample_count(), samples);
     // A fresh segment acknowledged alone gives a clean sample and clears
     // the backoff.
     let t4 = t3 + Duration::from_millis(100);
     let fresh = sender.poll_transmit(t4).unwrap();
     assert!(!fresh.is_retransmission);
-    sender.on_ack(
-        t4 + Duration::from_millis(100),
-        &Ack {
-            cumulative: fresh.end(),
-        },
-    );
+    sender.on_ack(t4 + Duration::from_millis(100), &Ack::new(fresh.end()));
     assert!(sender.rtt_estimator().sample_count() > samples);
     assert_eq!(sender.rtt_estimator().backoff(), 0);
     assert!(sender.rto() < Duration::from_millis(1200));
@@ -368,61 +349,30 @@ fn delayed_acks_every_second_segment_or_on_timer() {
         len: MSS,
         is_retransmission: false,
         sent_at: Instant::ZERO,
+        cwr: false,
     };
     let t = Instant::from_millis(10);
     assert_eq!(r.on_segment(t, &seg(0)), None);
     assert_eq!(r.next_timeout(), Some(t + Duration::from_millis(200)));
-    assert_eq!(
-        r.on_segment(t, &seg(1)),
-        Some(Ack {
-            cumulative: 2 * MSS
-        })
-    );
+    assert_eq!(r.on_segment(t, &seg(1)), Some(Ack::new(2 * MSS)));
     assert_eq!(r.next_timeout(), None);
     // A lone segment is acknowledged when the 200 ms timer fires.
     assert_eq!(r.on_segment(t, &seg(2)), None);
     assert_eq!(r.on_timeout(t + Duration::from_millis(199)), None);
     assert_eq!(
         r.on_timeout(t + Duration::from_millis(200)),
-        Some(Ack {
-            cumulative: 3 * MSS
-        })
+        Some(Ack::new(3 * MSS))
     );
     // Out of order: immediate duplicate ACK, the data is kept.
-    assert_eq!(
-        r.on_segment(t, &seg(4)),
-        Some(Ack {
-            cumulative: 3 * MSS
-        })
-    );
-    assert_eq!(
-        r.on_segment(t, &seg(6)),
-        Some(Ack {
-            cumulative: 3 * MSS
-        })
-    );
+    assert_eq!(r.on_segment(t, &seg(4)), Some(Ack::new(3 * MSS)));
+    assert_eq!(r.on_segment(t, &seg(6)), Some(Ack::new(3 * MSS)));
     assert_eq!(r.bytes_out_of_order(), 2 * MSS);
     // Filling a gap: immediate ACK.
-    assert_eq!(
-        r.on_segment(t, &seg(3)),
-        Some(Ack {
-            cumulative: 5 * MSS
-        })
-    );
-    assert_eq!(
-        r.on_segment(t, &seg(5)),
-        Some(Ack {
-            cumulative: 7 * MSS
-        })
-    );
+    assert_eq!(r.on_segment(t, &seg(3)), Some(Ack::new(5 * MSS)));
+    assert_eq!(r.on_segment(t, &seg(5)), Some(Ack::new(7 * MSS)));
     assert_eq!(r.bytes_out_of_order(), 0);
     // Duplicate: immediate ACK.
-    assert_eq!(
-        r.on_segment(t, &seg(1)),
-        Some(Ack {
-            cumulative: 7 * MSS
-        })
-    );
+    assert_eq!(r.on_segment(t, &seg(1)), Some(Ack::new(7 * MSS)));
     assert_eq!(r.bytes_delivered(), 7 * MSS);
 }
 
@@ -440,8 +390,9 @@ fn receiver_buffer_is_bounded_by_the_window() {
             len: MSS,
             is_retransmission: false,
             sent_at: Instant::ZERO,
+            cwr: false,
         };
-        assert_eq!(r.on_segment(Instant::ZERO, &s), Some(Ack { cumulative: 0 }));
+        assert_eq!(r.on_segment(Instant::ZERO, &s), Some(Ack::new(0)));
     }
     assert_eq!(r.bytes_out_of_order(), 9 * MSS);
 }
@@ -452,23 +403,13 @@ fn acks_for_unsent_data_are_ignored() {
     let sent: Vec<Segment> = std::iter::from_fn(|| sender.poll_transmit(Instant::ZERO)).collect();
     let cwnd = sender.cwnd();
     for bogus in [sent[3].end() + 1, u64::MAX] {
-        sender.on_ack(Instant::from_millis(1), &Ack { cumulative: bogus });
+        sender.on_ack(Instant::from_millis(1), &Ack::new(bogus));
     }
     assert_eq!((sender.cwnd(), sender.bytes_acked()), (cwnd, 0));
     // And nothing outstanding: duplicate ACKs of everything do nothing.
-    sender.on_ack(
-        Instant::from_millis(1),
-        &Ack {
-            cumulative: sent[3].end(),
-        },
-    );
+    sender.on_ack(Instant::from_millis(1), &Ack::new(sent[3].end()));
     for _ in 0..5 {
-        sender.on_ack(
-            Instant::from_millis(2),
-            &Ack {
-                cumulative: sent[3].end(),
-            },
-        );
+        sender.on_ack(Instant::from_millis(2), &Ack::new(sent[3].end()));
     }
     assert_eq!(sender.fast_retransmits(), 0);
 }
@@ -525,9 +466,10 @@ fn wire_sizes_include_headers() {
         len: 1460,
         is_retransmission: false,
         sent_at: Instant::ZERO,
+        cwr: false,
     };
     assert_eq!(s.wire_size(), 1500);
-    assert_eq!(Ack { cumulative: 0 }.wire_size(), 40);
+    assert_eq!(Ack::new(0).wire_size(), 40);
 }
 
 #[test]

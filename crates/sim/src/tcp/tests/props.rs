@@ -16,6 +16,8 @@ enum Op {
     AckSegment(u64),
     /// Any ACK value at all.
     AckRaw(u64),
+    /// An ACK at a segment boundary with ECN-Echo (RFC 3168 §6.1.2).
+    AckEce(u64),
     Advance(u64),
     Timeout,
 }
@@ -25,6 +27,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => Just(Op::Poll),
         4 => (0u64..400).prop_map(Op::AckSegment),
         1 => any::<u64>().prop_map(Op::AckRaw),
+        2 => (0u64..400).prop_map(Op::AckEce),
         2 => (0u64..2_000).prop_map(Op::Advance),
         1 => Just(Op::Timeout),
     ]
@@ -35,8 +38,10 @@ proptest! {
     fn sender_invariants_hold_under_any_ack_sequence(
         ops in proptest::collection::vec(op(), 1..400),
         abc in any::<bool>(),
+        ecn in any::<bool>(),
     ) {
         let mut c = config(3, None);
+        c.ecn = ecn;
         if abc {
             c.cwnd_increase = CwndIncrease::ByteCounting { limit_segments: 2 };
         }
@@ -50,6 +55,9 @@ proptest! {
                     if let Some(s) = sender.poll_transmit(now) {
                         prop_assert!(s.len > 0 && s.len <= MSS);
                         prop_assert!(s.seq >= sender.bytes_acked());
+                        // RFC 3168 §6.1.2: CWR only from an ECN sender, only
+                        // on new data.
+                        prop_assert!(!s.cwr || (ecn && !s.is_retransmission));
                         // New data only when the window allows it; a fast or
                         // partial-ACK retransmission may exceed a deflated
                         // window but never adds to the flight.
@@ -58,8 +66,9 @@ proptest! {
                         }
                     }
                 }
-                Op::AckSegment(i) => sender.on_ack(now, &Ack { cumulative: i * MSS }),
-                Op::AckRaw(a) => sender.on_ack(now, &Ack { cumulative: a }),
+                Op::AckSegment(i) => sender.on_ack(now, &Ack::new(i * MSS)),
+                Op::AckRaw(a) => sender.on_ack(now, &Ack::new(a)),
+                Op::AckEce(i) => sender.on_ack(now, &Ack { cumulative: i * MSS, ece: true }),
                 Op::Advance(ms) => now += Duration::from_millis(ms),
                 Op::Timeout => {
                     if let Some(t) = sender.next_timeout() {
@@ -70,6 +79,9 @@ proptest! {
             }
             prop_assert!(sender.cwnd() >= MSS);
             prop_assert!(sender.ssthresh() >= 2 * MSS);
+            // At most one reduction per echo, none without ECN.
+            prop_assert!(sender.ecn_reductions() <= sender.ece_acks());
+            prop_assert!(ecn || sender.ecn_reductions() == 0);
             prop_assert!(sender.bytes_acked() >= acked, "SND.UNA never goes back");
             acked = sender.bytes_acked();
             prop_assert!(sender.rto() >= Duration::from_secs(1));
@@ -97,7 +109,7 @@ proptest! {
         let mut last = 0;
         for (index, len, advance_ms) in segments {
             now += Duration::from_millis(advance_ms);
-            let s = Segment { seq: index * MSS, len, is_retransmission: false, sent_at: now };
+            let s = Segment { seq: index * MSS, len, is_retransmission: false, sent_at: now, cwr: false };
             let acks = [receiver.on_segment(now, &s), receiver.on_timeout(now)];
             for ack in acks.into_iter().flatten() {
                 prop_assert!(ack.cumulative >= last);
