@@ -113,7 +113,7 @@ impl Default for AdaptiveConfig {
             max: 1024.0,
             decision_rtts: 2.0,
             min_decision_interval: Duration::from_millis(10),
-            gamma: 0.05,
+            gamma: 0.0,
             queue_packets: 2.0,
             gain: 0.5,
             max_increase: 0.1,
