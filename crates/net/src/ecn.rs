@@ -3,20 +3,19 @@
 //! codepoint the path left in the IP header, read from the `IP_TOS` /
 //! `IPV6_TCLASS` control message (`IP_RECVTOS` / `IPV6_RECVTCLASS`).
 //!
-//! The system calls are `quinn-udp`'s (the workspace forbids unsafe code);
-//! this module keeps the sockets blocking, as the rest of `net` uses them
-//! with read timeouts, and splits what Linux's UDP GRO coalesced back into
-//! datagrams. Where the platform does not deliver the codepoint, received
-//! datagrams read as Not-ECT.
-//!
-//! `quinn-udp` also sets Don't Fragment (`IP_MTU_DISCOVER` = probe): a
-//! datagram larger than the path MTU fails to send instead of being
-//! fragmented.
+//! The system calls are `quinn-udp`'s `sendmsg`/`recvmsg` with their control
+//! messages (the workspace forbids unsafe code here). Its per-socket state is
+//! made on a scratch socket of the same family, so that the options it would
+//! set (non-blocking mode, Don't Fragment, UDP GRO, packet info) stay off the
+//! real socket, which keeps its blocking reads with timeouts and IP
+//! fragmentation; on the real socket only the reception of the TOS / Traffic
+//! Class byte is turned on (`socket2`). Where the platform does not deliver
+//! the codepoint, received datagrams read as Not-ECT.
 //!
 //! [`Transmit::ecn`]: fairstream_proto::conn::Transmit::ecn
 
 use std::io::{self, IoSliceMut};
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 
 use fairstream_proto::ecn::Ecn;
 use quinn_udp::{EcnCodepoint, RecvMeta, Transmit, UdpSocketState};
@@ -28,13 +27,28 @@ pub struct EcnUdp {
 }
 
 impl EcnUdp {
-    /// Prepares `socket` (asks the kernel for the received TOS / Traffic
-    /// Class) and leaves it in blocking mode.
+    /// Prepares `socket`: asks the kernel for the TOS (IPv4) or Traffic
+    /// Class (IPv6) byte of every datagram received, and changes nothing
+    /// else about it.
     pub fn new(socket: &UdpSocket) -> io::Result<EcnUdp> {
-        let state = UdpSocketState::new(socket.into())?;
-        // quinn-udp makes the socket non-blocking; callers here block with a
-        // read timeout.
-        socket.set_nonblocking(false)?;
+        let local = socket.local_addr()?;
+        let scratch_address: SocketAddr = if local.is_ipv4() {
+            (Ipv4Addr::UNSPECIFIED, 0).into()
+        } else {
+            (Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        // The state holds no socket; the scratch socket only takes the
+        // options quinn-udp sets, and is closed at once.
+        let scratch = UdpSocket::bind(scratch_address)?;
+        let state = UdpSocketState::new((&scratch).into())?;
+        let sock = socket2::SockRef::from(socket);
+        if local.is_ipv4() {
+            sock.set_recv_tos_v4(true)?;
+        } else {
+            sock.set_recv_tclass_v6(true)?;
+            // IPv4-mapped peers of a dual-stack socket: best effort.
+            let _ = sock.set_recv_tos_v4(true);
+        }
         Ok(EcnUdp { state })
     }
 
@@ -77,8 +91,9 @@ impl EcnUdp {
         for meta in meta.iter().take(received) {
             let ecn = meta.ecn.map_or(Ecn::NotEct, |c| Ecn::from_bits(c as u8));
             let filled = buf.get(..meta.len.min(buf.len())).unwrap_or_default();
-            // UDP GRO: several datagrams of `stride` bytes each (the last
-            // one may be shorter).
+            // Several datagrams of `stride` bytes each (the last one may be
+            // shorter) if the socket coalesces them (UDP GRO, which is not
+            // turned on here, but another owner of the socket may have).
             let stride = if meta.stride == 0 {
                 filled.len().max(1)
             } else {
@@ -184,7 +199,7 @@ mod tests {
         // Plain sends (std) arrive Not-ECT.
         a.send_to(b"plain", to).unwrap();
         assert_eq!(receive(&b, &b_ecn), vec![(Ecn::NotEct, b"plain".to_vec())]);
-        // Blocking with a timeout, not spinning: an empty socket times out.
+        // The socket is left blocking: an empty socket times out.
         b.set_read_timeout(Some(Duration::from_millis(30))).unwrap();
         let mut buf = [0u8; 16];
         let error = b_ecn.recv(&b, &mut buf, |_, _, _| {}).unwrap_err();
@@ -192,5 +207,22 @@ mod tests {
             error.kind(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
         ));
+    }
+
+    /// The same over IPv6 loopback (the Traffic Class byte), where the
+    /// machine has it.
+    #[test]
+    fn codepoints_cross_ipv6_loopback() {
+        let (Ok(a), Ok(b)) = (UdpSocket::bind("[::1]:0"), UdpSocket::bind("[::1]:0")) else {
+            eprintln!("no IPv6 loopback here: skipped");
+            return;
+        };
+        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let (a_ecn, b_ecn) = (EcnUdp::new(&a).unwrap(), EcnUdp::new(&b).unwrap());
+        let to = b.local_addr().unwrap();
+        for codepoint in [Ecn::Ect0, Ecn::Ce, Ecn::NotEct] {
+            a_ecn.send_to(&a, b"six", to, codepoint).unwrap();
+            assert_eq!(receive(&b, &b_ecn), vec![(codepoint, b"six".to_vec())]);
+        }
     }
 }
