@@ -266,7 +266,7 @@ impl Emulator {
         Ok(Emulator {
             engine: Engine {
                 clock,
-                listen: Arc::new(listen),
+                listen: Arc::new(crate::ecn::EcnSocket::new(listen)?),
                 forward,
                 backward,
                 clients: Clients::new(config.upstream, config.max_clients),

@@ -6,6 +6,7 @@
 //!
 //! - [`clock`]: the real clock as the protocol's [`Instant`](fairstream_proto::time::Instant).
 //! - [`link`]: a UDP socket with a reader thread and precise waits.
+//! - [`ecn`]: ECN codepoints on sent and received datagrams (RFC 3168).
 //! - [`url`]: `dccp://` URLs and their transport options.
 //! - [`send`]: `fairstream send`: an H.264 file, standard input or live
 //!   generated content over a [`SenderSession`](fairstream_proto::session::SenderSession).
@@ -25,6 +26,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod clock;
+pub mod ecn;
 pub mod emulate;
 pub mod link;
 pub mod recv;

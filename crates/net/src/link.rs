@@ -1,9 +1,10 @@
 //! A UDP socket driven from one thread with precise waits: a reader thread
-//! blocks in `recv_from` and hands datagrams over a bounded channel, so the
+//! blocks in `recvmsg` and hands datagrams over a bounded channel, so the
 //! driver can wait for "the next datagram or the deadline, whichever comes
 //! first" with the channel's timer (a futex with a high-resolution
 //! timeout), then spin for the last stretch so that paced packets leave on
-//! time.
+//! time. Datagrams are read and sent with their ECN codepoint
+//! ([`crate::ecn`]).
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -13,9 +14,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use crate::clock::Clock;
+use crate::ecn::EcnUdp;
 
 /// Datagrams held between the reader thread and the driver; beyond it the
 /// reader waits and the kernel's socket buffer takes (and drops) the rest,
@@ -37,8 +40,9 @@ const SPIN: Duration = Duration::from_micros(200);
 /// What the reader thread saw.
 #[derive(Debug)]
 pub enum Incoming {
-    /// A datagram and its source.
-    Datagram(SocketAddr, Vec<u8>),
+    /// A datagram, its source and the ECN codepoint it arrived with
+    /// (RFC 3168 §5).
+    Datagram(SocketAddr, Vec<u8>, Ecn),
     /// A socket error (on a connected socket, `ConnectionRefused` reports an
     /// ICMP port unreachable).
     Error(io::Error),
@@ -48,6 +52,7 @@ pub enum Incoming {
 #[derive(Debug)]
 pub struct UdpLink {
     socket: Arc<UdpSocket>,
+    ecn: Arc<EcnUdp>,
     incoming: Receiver<Incoming>,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
@@ -56,6 +61,7 @@ pub struct UdpLink {
 impl UdpLink {
     /// Starts reading `socket`.
     pub fn new(socket: UdpSocket) -> io::Result<UdpLink> {
+        let ecn = Arc::new(EcnUdp::new(&socket)?);
         socket.set_read_timeout(Some(READER_POLL))?;
         // Best effort: a smaller buffer only costs packets under load.
         let sock = socket2::SockRef::from(&socket);
@@ -66,15 +72,23 @@ impl UdpLink {
         let stop = Arc::new(AtomicBool::new(false));
         let reader = {
             let socket = Arc::clone(&socket);
+            let ecn = Arc::clone(&ecn);
             let stop = Arc::clone(&stop);
             std::thread::Builder::new()
                 .name("fairstream-udp-reader".into())
                 .spawn(move || {
                     let mut buf = vec![0u8; MAX_DATAGRAM];
+                    let mut read = Vec::new();
                     while !stop.load(Ordering::Relaxed) {
-                        let message = match socket.recv_from(&mut buf) {
-                            Ok((len, from)) => {
-                                Incoming::Datagram(from, buf.get(..len).unwrap_or(&[]).to_vec())
+                        let received = ecn.recv(&socket, &mut buf, |from, codepoint, bytes| {
+                            read.push(Incoming::Datagram(from, bytes.to_vec(), codepoint));
+                        });
+                        let message = match received {
+                            Ok(_) => {
+                                if read.drain(..).any(|m| tx.send(m).is_err()) {
+                                    break;
+                                }
+                                continue;
                             }
                             Err(e)
                                 if matches!(
@@ -100,6 +114,7 @@ impl UdpLink {
         };
         Ok(UdpLink {
             socket,
+            ecn,
             incoming,
             stop,
             reader: Some(reader),
@@ -119,6 +134,24 @@ impl UdpLink {
     /// Sends to `to`.
     pub fn send_to(&self, bytes: &[u8], to: SocketAddr) -> io::Result<usize> {
         self.socket.send_to(bytes, to)
+    }
+
+    /// Sends on a connected socket with the ECN field set to `ecn` (the
+    /// connection's [`Transmit::ecn`](fairstream_proto::conn::Transmit::ecn)).
+    pub fn send_ecn(&self, bytes: &[u8], ecn: Ecn) -> io::Result<usize> {
+        if ecn == Ecn::NotEct {
+            return self.send(bytes);
+        }
+        let peer = self.socket.peer_addr()?;
+        self.ecn.send_to(&self.socket, bytes, peer, ecn)
+    }
+
+    /// Sends to `to` with the ECN field set to `ecn`.
+    pub fn send_to_ecn(&self, bytes: &[u8], to: SocketAddr, ecn: Ecn) -> io::Result<usize> {
+        if ecn == Ecn::NotEct {
+            return self.send_to(bytes, to);
+        }
+        self.ecn.send_to(&self.socket, bytes, to, ecn)
     }
 
     /// What arrived, without waiting.
@@ -215,6 +248,17 @@ mod tests {
         assert!(median < Duration::from_millis(5), "median {median:?} late");
         a.send_to(b"hello", b_addr).unwrap();
         let got = link.wait(&clock, clock.now() + Duration::from_secs(2));
-        assert!(matches!(got, Some(Incoming::Datagram(_, ref d)) if d == b"hello"));
+        assert!(matches!(got, Some(Incoming::Datagram(_, ref d, Ecn::NotEct)) if d == b"hello"));
+        // RFC 3168 §5: the codepoint crosses the link both ways.
+        let back = UdpLink::new(a).unwrap();
+        back.send_to_ecn(b"marked", b_addr, Ecn::Ce).unwrap();
+        back.send_to_ecn(b"capable", b_addr, Ecn::Ect0).unwrap();
+        for (payload, codepoint) in [(&b"marked"[..], Ecn::Ce), (&b"capable"[..], Ecn::Ect0)] {
+            let got = link.wait(&clock, clock.now() + Duration::from_secs(2));
+            assert!(
+                matches!(got, Some(Incoming::Datagram(_, ref d, e)) if d == payload && e == codepoint),
+                "{got:?}"
+            );
+        }
     }
 }

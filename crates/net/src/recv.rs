@@ -239,6 +239,14 @@ impl Receiver {
         let mut connection = ConnectionConfig {
             max_packet_size: self.config.url.transport.max_packet,
             msl: Duration::from_secs(1),
+            // RFC 4340 §12.1: an endpoint must read the ECN bits of what it
+            // receives to leave ECN Incapable at 0. The link reads them, but
+            // `ReceiverSession` has no way yet to take them (it needs a
+            // `handle_datagram_ecn` beside `handle_datagram`), so the
+            // receiver declares itself ECN incapable and senders keep their
+            // data Not-ECT: a marking router then drops rather than marks
+            // packets whose marks nobody would see.
+            ecn: false,
             ..ConnectionConfig::default()
         };
         connection.accepted_ccids = if self.config.url.names_cc() {
@@ -359,7 +367,7 @@ impl RecvRun {
             .unwrap_or(now + MAX_SLEEP);
             let mut incoming = self.receiver.link.wait_coarse(&self.clock, deadline);
             while let Some(message) = incoming {
-                if let Incoming::Datagram(from, bytes) = message {
+                if let Incoming::Datagram(from, bytes, _) = message {
                     self.datagram(from, &bytes);
                 }
                 // Errors of an unconnected socket (ICMP from a sender that
@@ -434,7 +442,7 @@ impl RecvRun {
         while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
             let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
             // A lost feedback packet is what DCCP is built to survive.
-            let _ = self.receiver.link.send_to(bytes, to);
+            let _ = self.receiver.link.send_to_ecn(bytes, to, transmit.ecn);
         }
     }
 

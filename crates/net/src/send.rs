@@ -298,7 +298,9 @@ impl Run {
             };
             while let Some(message) = incoming {
                 match message {
-                    Incoming::Datagram(_, bytes) => {
+                    // Feedback is sent Not-ECT (RFC 4340 §12 is about the
+                    // data); the session takes no codepoint.
+                    Incoming::Datagram(_, bytes, _) => {
                         self.session.handle_datagram(self.clock.now(), &bytes);
                     }
                     Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
@@ -513,7 +515,8 @@ impl Run {
     fn transmit(&mut self, now: Instant, closing: bool) -> Result<(), SendError> {
         while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
             let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
-            let sent = self.sender.link.send(bytes);
+            // RFC 4340 §12: ECT(0) on data while the connection agreed ECN.
+            let sent = self.sender.link.send_ecn(bytes, transmit.ecn);
             if sent.is_ok() && self.report.departures.len() < self.sender.config.record_departures {
                 let at = (self.clock.now() - self.start).as_nanos();
                 self.report

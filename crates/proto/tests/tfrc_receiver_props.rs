@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use fairstream_proto::cc::loss_history::{LossInterval, REMEMBERED_LOST_RUNS};
+use fairstream_proto::cc::loss_history::{LossInterval, MAX_HELD_MARKS, REMEMBERED_LOST_RUNS};
 use fairstream_proto::cc::tfrc_receiver::{
     DataPacket, LossEventGrouping, TfrcReceiver, TfrcReceiverConfig,
 };
@@ -241,6 +241,79 @@ proptest! {
                 window_counter: None,
             });
             check_invariants(&rx)?;
+            let _ = rx.poll_feedback(now);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// CE marks (RFC 4342 §9) on random packets of the same scenarios: the
+    /// invariants hold, the held marks stay bounded, and the losses counted
+    /// never exceed the packets missing plus the distinct packets received
+    /// marked.
+    #[test]
+    fn random_marks_keep_invariants(
+        scenario in scenario(),
+        marks in prop::collection::vec(prop::bool::weighted(0.1), 1..64),
+    ) {
+        let mut rx = TfrcReceiver::new(scenario.config, Instant::ZERO);
+        let mut now = Instant::ZERO;
+        let mut received = BTreeSet::new();
+        let mut marked = 0u64;
+        let mut first_seq = None;
+        for (i, &(seq, gap_us, size)) in scenario.arrivals.iter().enumerate() {
+            now += Duration::from_micros(gap_us);
+            let ce = marks[i % marks.len()];
+            rx.on_data_packet_ecn(
+                now,
+                &DataPacket {
+                    seq,
+                    size_bytes: size,
+                    send_time: Instant::from_millis(seq * 10),
+                    rtt_estimate: scenario.rtt,
+                    window_counter: scenario.counters.then_some(((seq / 3) % 16) as u8),
+                },
+                ce,
+            );
+            let first = *first_seq.get_or_insert(seq);
+            if seq >= first && received.insert(seq) && ce {
+                marked += 1;
+            }
+            check_invariants(&rx)?;
+            prop_assert!(rx.loss_detector().held_marks() <= MAX_HELD_MARKS);
+            let (counted, missing) = counted_and_missing(&rx, &received, first);
+            prop_assert!(
+                counted <= missing + marked,
+                "{} counted, {} missing, {} marked",
+                counted,
+                missing,
+                marked
+            );
+            let _ = rx.poll_feedback(now);
+        }
+    }
+
+    /// Hostile marks: arbitrary sequence numbers, all marked. No panic, and
+    /// memory stays bounded.
+    #[test]
+    fn wild_marked_packets_keep_memory_bounded(
+        packets in prop::collection::vec((any::<u64>(), any::<u64>(), any::<bool>()), 1..300),
+        config in config(),
+    ) {
+        let mut rx = TfrcReceiver::new(config, Instant::ZERO);
+        for (seq, now, ce) in packets {
+            let now = Instant::from_nanos(now);
+            rx.on_data_packet_ecn(now, &DataPacket {
+                seq,
+                size_bytes: 1000,
+                send_time: now,
+                rtt_estimate: None,
+                window_counter: Some((seq % 16) as u8),
+            }, ce);
+            check_invariants(&rx)?;
+            prop_assert!(rx.loss_detector().held_marks() <= MAX_HELD_MARKS);
             let _ = rx.poll_feedback(now);
         }
     }

@@ -543,17 +543,20 @@ fn rtp_h264_stream(frames: u16, max_payload: usize) -> Vec<Vec<u8>> {
 }
 
 /// A real in-memory session through the connection code: handshake with CCID
-/// negotiation, RTP/H.264 over a link with 3 % loss (so CCID 3 feedback
-/// carries loss intervals), and an orderly close, captured and judged.
-fn in_memory_session(ccid: Ccid) -> (Vec<u8>, Vec<Sent>) {
+/// negotiation (and, when the client is configured without ECN, Change
+/// L(ECN Incapable, 1) and its Confirm, RFC 4340 §12.1), RTP/H.264 over a
+/// link with 3 % loss (so CCID 3 feedback carries loss intervals), and an
+/// orderly close, captured and judged.
+fn in_memory_session(ccid: Ccid, client_ecn: bool) -> (Vec<u8>, Vec<Sent>) {
     let native = ChecksumMode::NativeV4 {
         local: CLIENT,
         remote: SERVER,
     };
-    let config = |checksum| EndpointConfig {
+    let config = |checksum, ecn| EndpointConfig {
         connection: ConnectionConfig {
             ccid,
             checksum,
+            ecn,
             msl: Duration::from_millis(500),
             ..ConnectionConfig::default()
         },
@@ -565,7 +568,11 @@ fn in_memory_session(ccid: Ccid) -> (Vec<u8>, Vec<Sent>) {
         seed: 7,
         ..LinkConfig::default()
     };
-    let mut pair = Pair::new(config(native), config(native.reversed()), link);
+    let mut pair = Pair::new(
+        config(native, client_ecn),
+        config(native.reversed(), true),
+        link,
+    );
     pair.record(true);
     let id = pair.connect(CLIENT_PORT, SERVER_PORT).unwrap();
     pair.run_until(Instant::from_millis(300));
@@ -627,12 +634,13 @@ fn in_memory_sessions_dissect_cleanly() {
     };
     let dir = std::env::temp_dir().join(format!("fairstream-wireshark-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
-    for (ccid, name) in [
-        (Ccid::Tfrc, "ccid3"),
-        (Ccid::Ccid2, "ccid2"),
-        (Ccid::TfrcSp, "ccid4"),
+    for (ccid, name, client_ecn) in [
+        (Ccid::Tfrc, "ccid3", true),
+        (Ccid::Ccid2, "ccid2", true),
+        (Ccid::TfrcSp, "ccid4", true),
+        (Ccid::Tfrc, "ccid3-ecn-incapable", false),
     ] {
-        let (bytes, sent) = in_memory_session(ccid);
+        let (bytes, sent) = in_memory_session(ccid, client_ecn);
         assert!(sent.len() > 100, "{name}: only {} packets", sent.len());
         eprintln!("{name}: {} packets judged by tshark", sent.len());
         let pcap = dir.join(format!("session-{name}.pcap"));

@@ -15,14 +15,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use super::receive::ReceiverContext;
+use crate::ecn::EcnSocket;
 
 /// One remembered client.
 struct Client {
     /// Connected to the upstream address.
-    socket: Arc<UdpSocket>,
+    socket: Arc<EcnSocket>,
     /// Stops this client's receiver thread.
     stop: Arc<AtomicBool>,
     thread: JoinHandle<()>,
@@ -86,7 +88,7 @@ impl Clients {
         let socket = UdpSocket::bind(local)?;
         // Connected: the kernel delivers only the upstream's datagrams.
         socket.connect(self.upstream)?;
-        let socket = Arc::new(socket);
+        let socket = Arc::new(EcnSocket::new(socket)?);
         let stop = Arc::new(AtomicBool::new(false));
         let thread = receivers.spawn(Arc::clone(&socket), Some(client), Arc::clone(&stop))?;
         self.table.insert(
@@ -108,16 +110,18 @@ impl Clients {
         }
     }
 
-    /// Sends `payload` upstream on `client`'s socket.
+    /// Sends `payload` upstream on `client`'s socket with the ECN
+    /// codepoint it arrived with.
     pub(crate) fn send_upstream(
         &self,
         client: SocketAddr,
         payload: &[u8],
+        ecn: Ecn,
     ) -> Result<(), UpstreamError> {
         let known = self.table.get(&client).ok_or(UpstreamError::Unknown)?;
         known
             .socket
-            .send(payload)
+            .send(payload, ecn)
             .map(|_| ())
             .map_err(|_| UpstreamError::Io)
     }

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 use fairstream_sim::link::{Delivery, EnqueueOutcome, LinkDirection, LinkError};
 use fairstream_sim::loss::LossModel;
@@ -30,6 +31,8 @@ pub(crate) struct Datagram {
     pub(crate) client: SocketAddr,
     /// The UDP payload.
     pub(crate) payload: Vec<u8>,
+    /// The ECN codepoint it arrived with, which it leaves with.
+    pub(crate) ecn: Ecn,
 }
 
 impl SimPacket for Datagram {
@@ -233,6 +236,7 @@ mod tests {
         Datagram {
             client: SocketAddr::from(([127, 0, 0, 1], 1)),
             payload: vec![0; size],
+            ecn: Ecn::NotEct,
         }
     }
 

@@ -12,7 +12,6 @@
 //! 20 Mbit/s is a tenth of a packet time.
 
 use std::io;
-use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
@@ -20,6 +19,8 @@ use std::thread;
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
+
+use crate::ecn::EcnSocket;
 
 use super::clients::{Clients, UpstreamError};
 use super::clock::Clock;
@@ -39,7 +40,7 @@ const PUBLISH_INTERVAL: Duration = Duration::from_millis(1);
 /// Everything the loop owns.
 pub(crate) struct Engine {
     pub(crate) clock: Clock,
-    pub(crate) listen: Arc<UdpSocket>,
+    pub(crate) listen: Arc<EcnSocket>,
     pub(crate) forward: Direction,
     pub(crate) backward: Direction,
     pub(crate) clients: Clients,
@@ -116,6 +117,7 @@ impl Engine {
                         Datagram {
                             client,
                             payload: arrival.payload,
+                            ecn: arrival.ecn,
                         },
                     ),
                     // No upstream socket could be opened for it.
@@ -129,6 +131,7 @@ impl Engine {
                     Datagram {
                         client,
                         payload: arrival.payload,
+                        ecn: arrival.ecn,
                     },
                 );
             }
@@ -141,7 +144,7 @@ impl Engine {
             let datagram = delivery.packet;
             match self
                 .clients
-                .send_upstream(datagram.client, &datagram.payload)
+                .send_upstream(datagram.client, &datagram.payload, datagram.ecn)
             {
                 Ok(()) => {
                     let sent_at = self.clock.now();
@@ -154,7 +157,10 @@ impl Engine {
         }
         while let Some(delivery) = self.backward.pop_due(now) {
             let datagram = delivery.packet;
-            match self.listen.send_to(&datagram.payload, datagram.client) {
+            match self
+                .listen
+                .send_to(&datagram.payload, datagram.client, datagram.ecn)
+            {
                 Ok(_) => {
                     let sent_at = self.clock.now();
                     self.backward

@@ -7,16 +7,18 @@
 //! and the kernel drops, as a real router's input would).
 
 use std::io::ErrorKind;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use super::clock::Clock;
+use crate::ecn::EcnSocket;
 
 /// How long a receiver blocks before it looks at its stop flags again.
 pub(crate) const RECEIVE_POLL: Duration = Duration::from_millis(20);
@@ -36,11 +38,12 @@ pub(crate) enum Origin {
     Upstream(SocketAddr),
 }
 
-/// A datagram and when it arrived.
+/// A datagram, the ECN codepoint it arrived with, and when it arrived.
 #[derive(Debug)]
 pub(crate) struct Arrival {
     pub(crate) origin: Origin,
     pub(crate) payload: Vec<u8>,
+    pub(crate) ecn: Ecn,
     pub(crate) at: Instant,
 }
 
@@ -60,11 +63,11 @@ impl ReceiverContext {
     /// for an upstream socket.
     pub(crate) fn spawn(
         &self,
-        socket: Arc<UdpSocket>,
+        socket: Arc<EcnSocket>,
         upstream_of: Option<SocketAddr>,
         stop: Arc<AtomicBool>,
     ) -> std::io::Result<JoinHandle<()>> {
-        socket.set_read_timeout(Some(RECEIVE_POLL))?;
+        socket.socket().set_read_timeout(Some(RECEIVE_POLL))?;
         let context = self.clone();
         let name = match upstream_of {
             None => "emulate-listen".to_owned(),
@@ -75,22 +78,27 @@ impl ReceiverContext {
             .spawn(move || context.receive(&socket, upstream_of, &stop))
     }
 
-    fn receive(&self, socket: &UdpSocket, upstream_of: Option<SocketAddr>, stop: &AtomicBool) {
+    fn receive(&self, socket: &EcnSocket, upstream_of: Option<SocketAddr>, stop: &AtomicBool) {
         let mut buffer = vec![0u8; MAX_DATAGRAM];
+        let mut arrivals = Vec::new();
         while !(self.shutdown.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed)) {
-            match socket.recv_from(&mut buffer) {
-                Ok((length, from)) => {
-                    let at = self.clock.now();
-                    let origin = match upstream_of {
-                        None => Origin::Client(from),
-                        Some(client) => Origin::Upstream(client),
-                    };
-                    let arrival = Arrival {
-                        origin,
-                        payload: buffer[..length].to_vec(),
-                        at,
-                    };
-                    if self.sender.send(arrival).is_err() {
+            let received = socket.recv(&mut buffer, |from, ecn, payload| {
+                let origin = match upstream_of {
+                    None => Origin::Client(from),
+                    Some(client) => Origin::Upstream(client),
+                };
+                // The codepoint is kept: the emulator forwards it as a
+                // router would (RFC 3168 §5).
+                arrivals.push(Arrival {
+                    origin,
+                    payload: payload.to_vec(),
+                    ecn,
+                    at: self.clock.now(),
+                });
+            });
+            match received {
+                Ok(_) => {
+                    if arrivals.drain(..).any(|a| self.sender.send(a).is_err()) {
                         return; // The engine has stopped.
                     }
                 }

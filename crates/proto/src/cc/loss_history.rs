@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::time::Instant;
 
 pub use detector::{
-    Arrival, ArrivalKind, LossDetector, LostRun, PacketMark, MAX_NDUPACK, NDUPACK,
+    Arrival, ArrivalKind, LossDetector, LostRun, PacketMark, MAX_HELD_MARKS, MAX_NDUPACK, NDUPACK,
     REMEMBERED_LOST_RUNS,
 };
 

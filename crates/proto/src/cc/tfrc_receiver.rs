@@ -296,12 +296,25 @@ impl TfrcReceiver {
 
     /// A data packet arrived at `now` (RFC 5348 §6.1).
     pub fn on_data_packet(&mut self, now: Instant, packet: &DataPacket) {
+        self.on_data_packet_ecn(now, packet, false);
+    }
+
+    /// A data packet arrived at `now`, marked Congestion Experienced if
+    /// `ce_marked`. RFC 5348 §5 measures loss events from lost or marked
+    /// packets alike; RFC 4342 §9 applies it to CCID 3.
+    /// A marked packet is counted in the loss history as a lost one (it
+    /// starts or joins a loss event, and counts in j), and everything else
+    /// about it (X_recv, R) is that of a packet received.
+    pub fn on_data_packet_ecn(&mut self, now: Instant, packet: &DataPacket, ce_marked: bool) {
         let counter = packet.window_counter.map(|c| c & 0x0F);
-        let arrival = self.detector.on_packet(PacketMark {
-            seq: packet.seq,
-            arrival: now,
-            window_counter: counter,
-        });
+        let arrival = self.detector.on_packet_ecn(
+            PacketMark {
+                seq: packet.seq,
+                arrival: now,
+                window_counter: counter,
+            },
+            ce_marked,
+        );
         // RFC 5348 §5.1: a duplicate says nothing new; it is not even data
         // "received since the previous feedback" (§6.2).
         if arrival.kind == ArrivalKind::Duplicate {
@@ -330,7 +343,8 @@ impl TfrcReceiver {
         // RFC 5348 §6.3: "Prepare and send a feedback packet" on the first.
         let mut expedite = arrival.kind == ArrivalKind::First;
         let highest = self.highest_seq().unwrap_or(packet.seq);
-        if arrival.kind == ArrivalKind::Recovered {
+        // A marked packet whose loss was declared stays counted.
+        if arrival.kind == ArrivalKind::Recovered && !ce_marked {
             let cancellation = self
                 .history
                 .cancel_loss(packet.seq, &self.detector, highest);

@@ -17,6 +17,7 @@ use std::time::Duration;
 use super::ack_vector::AckHistory;
 use super::config::{Ccid, ConnectionConfig};
 use super::history::{DataSeqMapper, SendHistory};
+use super::losses_per_event::{decode_losses_per_event, encode_losses_per_event};
 use super::window_counter::WindowCounter;
 use crate::cc::ccid2::{Ccid2Sender, ReceiverPacket};
 use crate::cc::fixed_rate::FixedRateSender;
@@ -40,8 +41,29 @@ pub(crate) struct PeerPacket<'a> {
     pub(crate) ack: Option<(SeqNum, u64)>,
     /// Whether it is a DCCP-Data or DCCP-DataAck.
     pub(crate) carries_data: bool,
+    /// Whether it arrived marked Congestion Experienced (while ECN is in
+    /// use).
+    pub(crate) ce_marked: bool,
     /// Its options.
     pub(crate) options: &'a Options,
+}
+
+/// A valid packet from the peer, as the receiving CCID sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReceivedPacket {
+    /// Its extended sequence number.
+    pub(crate) seq: u64,
+    /// Whether it is a DCCP-Data or DCCP-DataAck.
+    pub(crate) is_data: bool,
+    /// Its application data bytes.
+    pub(crate) size: usize,
+    /// Its CCVal.
+    pub(crate) ccval: u8,
+    /// Its NDP Count option (RFC 4340 §7.7), if any.
+    pub(crate) ndp: Option<u64>,
+    /// Whether it arrived marked Congestion Experienced (while ECN is in
+    /// use, RFC 4340 §12).
+    pub(crate) ce_marked: bool,
 }
 
 /// What the sending CCID made of a packet.
@@ -206,7 +228,9 @@ impl SenderCcid {
                     ReceiverPacket {
                         seq: packet.seq,
                         carries_data: packet.carries_data,
-                        ecn_marked: false,
+                        // RFC 4341 §6.1.1: marked Acks count as congestion
+                        // on the Ack path.
+                        ecn_marked: packet.ce_marked,
                     },
                 );
                 let Some((wire_ack, ack)) = packet.ack else {
@@ -360,17 +384,15 @@ impl ReceiverCcid {
 
     /// A valid packet from the peer (RFC 4340 §8.5 step 8: it becomes
     /// acknowledgeable).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn on_packet(
-        &mut self,
-        now: Instant,
-        seq: u64,
-        is_data: bool,
-        size: usize,
-        ccval: u8,
-        ndp: Option<u64>,
-        ack_ratio: u16,
-    ) {
+    pub(crate) fn on_packet(&mut self, now: Instant, packet: &ReceivedPacket, ack_ratio: u16) {
+        let ReceivedPacket {
+            seq,
+            is_data,
+            size,
+            ccval,
+            ndp,
+            ce_marked,
+        } = *packet;
         match self {
             ReceiverCcid::Tfrc {
                 receiver,
@@ -384,7 +406,9 @@ impl ReceiverCcid {
                 if let Some(index) = mapper.on_packet(seq, is_data, ndp) {
                     // RFC 4342 §8.1: R comes from the window counters; the
                     // packet carries no RTT estimate and no timestamp.
-                    receiver.on_data_packet(
+                    // RFC 4342 §9: a CE-marked data packet is counted in the
+                    // loss history as a lost one.
+                    receiver.on_data_packet_ecn(
                         now,
                         &DataPacket {
                             seq: index,
@@ -393,6 +417,7 @@ impl ReceiverCcid {
                             rtt_estimate: None,
                             window_counter: Some(ccval),
                         },
+                        ce_marked,
                     );
                 }
             }
@@ -403,7 +428,10 @@ impl ReceiverCcid {
                 delay,
                 ..
             } => {
-                history.record(seq, false);
+                // RFC 4341 §5 / RFC 4340 §11.4: a marked data packet is
+                // reported as state 1, "Received ECN Marked" (only data is
+                // sent ECN-Capable).
+                history.record(seq, ce_marked && is_data);
                 if is_data {
                     *unacked_data = unacked_data.saturating_add(1);
                     if *unacked_data >= u32::from(ack_ratio.max(1)) {
@@ -601,56 +629,4 @@ fn tfrc_feedback(
 
 fn clamp_u32(value: u64, max: u32) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX).min(max)
-}
-
-/// Option 196 of the experimental MulTFRC CCID: j in thousandths of a
-/// packet, four bytes.
-fn encode_losses_per_event(j: f64) -> DccpOption {
-    // `as` from f64 saturates; j is finite and at least one.
-    let milli = (j * 1000.0).round() as u32;
-    DccpOption::Unknown {
-        kind: crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT,
-        data: milli.to_be_bytes().to_vec(),
-    }
-}
-
-/// j from option 196 of the experimental MulTFRC CCID, if present and well
-/// formed (four bytes, at least one packet).
-fn decode_losses_per_event(options: &crate::wire::options::Options) -> Option<f64> {
-    options.iter().find_map(|o| match o {
-        DccpOption::Unknown { kind, data }
-            if *kind == crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT =>
-        {
-            let bytes: [u8; 4] = data.as_slice().try_into().ok()?;
-            let j = f64::from(u32::from_be_bytes(bytes)) / 1000.0;
-            (j >= 1.0).then_some(j)
-        }
-        _ => None,
-    })
-}
-
-#[cfg(test)]
-mod losses_per_event_tests {
-    use super::*;
-    use crate::wire::options::Options;
-
-    /// Option 196 of the experimental MulTFRC CCID carries j in thousandths
-    /// of a packet; a malformed or sub-one value is not used.
-    #[test]
-    fn losses_per_event_option_round_trips() {
-        let mut options = Options::new();
-        options.push(encode_losses_per_event(2.345)).unwrap();
-        let parsed = Options::parse(&options.to_bytes()).unwrap();
-        assert_eq!(decode_losses_per_event(&parsed), Some(2.345));
-        let mut bad = Options::new();
-        bad.push(DccpOption::Unknown {
-            kind: crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT,
-            data: vec![0, 0, 1],
-        })
-        .unwrap();
-        assert_eq!(decode_losses_per_event(&bad), None);
-        let mut small = Options::new();
-        small.push(encode_losses_per_event(0.5)).unwrap();
-        assert_eq!(decode_losses_per_event(&small), None);
-    }
 }

@@ -255,6 +255,13 @@ pub struct ConnectionConfig {
     /// A CCID 2 receiver acknowledges every Ack Ratio data packets; this
     /// timer acknowledges data that waited longer. Default 20 ms (a choice).
     pub ccid2_ack_delay: Duration,
+    /// Explicit Congestion Notification (RFC 4340 §12). `true` (the default,
+    /// RFC 4340 §12.1: "DCCP endpoints are ECN-aware by default"): data
+    /// packets leave ECT(0) while the peer agrees, and CE marks on received
+    /// data count as congestion. `false` announces ECN Incapable = 1, for a
+    /// driver that cannot read the ECN bits of received datagrams; then
+    /// neither endpoint sends ECN-Capable packets.
+    pub ecn: bool,
 }
 
 impl Default for ConnectionConfig {
@@ -280,6 +287,7 @@ impl Default for ConnectionConfig {
             ccid2: Ccid2Config::default(),
             fixed_rate: FixedRateConfig::default(),
             ccid2_ack_delay: Duration::from_millis(20),
+            ecn: true,
         }
     }
 }

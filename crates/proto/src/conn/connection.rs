@@ -354,6 +354,7 @@ impl Connection {
         }
         stats.ack_ratio = self.features.ack_ratio();
         stats.peer_sends_ack_vectors = self.features.peer_sends_ack_vectors();
+        stats.ecn_capable = self.features.ecn_permitted();
         stats
     }
 

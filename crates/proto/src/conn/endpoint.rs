@@ -7,6 +7,7 @@ use super::config::ConnectionConfig;
 use super::connection::Connection;
 use super::event::{Event, Transmit};
 use super::input::no_connection_numbers;
+use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::wire::dccp::{peek_ports, DccpRepr, PacketKind, PacketType, ResetCode};
 use crate::wire::options::Options;
@@ -177,11 +178,27 @@ impl Endpoint {
     /// 4340 §8.5 steps 2 and 3 when there is none. `iss` is used if the
     /// datagram opens a server connection (the driver draws it from its
     /// seeded generator, RFC 4340 §7.2). Returns the connection that took
-    /// the datagram.
+    /// the datagram. The same as
+    /// [`handle_datagram_ecn`](Self::handle_datagram_ecn) with Not-ECT, for
+    /// drivers that cannot read the ECN field.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
         bytes: &[u8],
+        iss: u64,
+    ) -> Option<ConnectionId> {
+        self.handle_datagram_ecn(now, bytes, Ecn::NotEct, iss)
+    }
+
+    /// [`handle_datagram`](Self::handle_datagram) for a datagram that
+    /// arrived with the ECN codepoint `ecn` in its IP header (RFC 3168 §5),
+    /// which the connection takes as
+    /// [`Connection::handle_datagram_ecn`] does.
+    pub fn handle_datagram_ecn(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        ecn: Ecn,
         iss: u64,
     ) -> Option<ConnectionId> {
         self.remove_drained();
@@ -194,7 +211,7 @@ impl Endpoint {
             remote_port: src,
         };
         if let Some(conn) = self.connections.get_mut(&id) {
-            conn.handle_datagram(now, bytes);
+            conn.handle_datagram_ecn(now, bytes, ecn);
             return Some(id);
         }
         // Step 1 for a packet without a connection.
@@ -267,6 +284,8 @@ impl Endpoint {
                 seq,
                 ack: Some(ack),
                 payload_len: 0,
+                // RFC 4340 §12: a Reset is not congestion-controlled.
+                ecn: Ecn::NotEct,
             };
             self.resets.push_back((bytes, transmit));
         }

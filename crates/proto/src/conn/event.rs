@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::config::Ccid;
 use super::state::State;
+use crate::ecn::Ecn;
 use crate::units::Rate;
 use crate::wire::dccp::{DccpError, PacketType, ResetCode, SeqNum};
 use crate::wire::options::MandatoryError;
@@ -59,6 +60,10 @@ pub struct Transmit {
     pub ack: Option<SeqNum>,
     /// The bytes of application data it carries.
     pub payload_len: usize,
+    /// The ECN codepoint the driver sets on the datagram's IP header
+    /// (RFC 4340 §12): ECT(0) on DCCP-Data and DCCP-DataAck while ECN is
+    /// agreed, Not-ECT otherwise.
+    pub ecn: Ecn,
 }
 
 /// Counters and current values of one connection.
@@ -125,6 +130,13 @@ pub struct ConnectionStats {
     pub ack_ratio: u16,
     /// CCID 2 sender: the peer confirmed Send Ack Vector (RFC 4341 §4).
     pub peer_sends_ack_vectors: bool,
+    /// Data packets that arrived marked Congestion Experienced and were
+    /// counted as congestion (RFC 4340 §12; counted only while ECN is in
+    /// use, and delivered all the same).
+    pub ce_marked_received: u64,
+    /// Whether this endpoint sends its data ECN-Capable (ECN agreed by both
+    /// endpoints, RFC 4340 §12.1).
+    pub ecn_capable: bool,
 }
 
 /// Why [`Connection::send`](super::Connection::send) refused a datagram.

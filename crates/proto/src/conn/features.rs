@@ -1,7 +1,7 @@
 //! Feature negotiation (RFC 4340 §6) for the features a connection uses: the
-//! CCIDs of both half-connections, Sequence Window, Ack Ratio and Send Ack
-//! Vector; every other feature is answered so that the peer keeps its
-//! default.
+//! CCIDs of both half-connections, Sequence Window, Ack Ratio, Send Ack
+//! Vector and ECN Incapable; every other feature is answered so that the peer
+//! keeps its default.
 //!
 //! Roles, as in RFC 4340 §6.1: "Change L" asks the peer to agree to a value
 //! of a feature located at the sender of the option, "Change R" of a feature
@@ -23,6 +23,12 @@
 //!   (RFC 4340 §5.8 Table 3 forbids them on Data; DataAck is kept small).
 //! - CCID Changes after the handshake are ignored: CCIDs are fixed when the
 //!   connection opens (as in Linux).
+//! - ECN Incapable (RFC 4340 §12.1, feature 4, server-priority, default 0):
+//!   an endpoint whose configuration turns ECN off announces Change
+//!   L(ECN Incapable, 1) in its Request or Response; an ECN-capable endpoint
+//!   accepts either value for either location (its preference list is
+//!   0, 1). ECN-Capable Transport is used only while both locations are 0,
+//!   so either side turns it off for both half-connections.
 
 use super::config::{Ccid, ConnectionConfig, MAX_SEQUENCE_WINDOW, MIN_SEQUENCE_WINDOW};
 use super::state::Role;
@@ -81,6 +87,12 @@ pub(crate) struct Features {
     pending: Vec<DccpOption>,
     /// Confirm options to send once.
     confirms: Vec<DccpOption>,
+    /// This endpoint's configuration allows ECN (it reads ECN bits).
+    ecn_configured: bool,
+    /// ECN Incapable located at this endpoint (RFC 4340 §12.1), as agreed.
+    local_ecn_incapable: bool,
+    /// ECN Incapable located at the peer, as agreed.
+    peer_ecn_incapable: bool,
 }
 
 impl Features {
@@ -88,7 +100,7 @@ impl Features {
     /// Sequence Window.
     pub(crate) fn client(config: &ConnectionConfig) -> Features {
         let preferences = config.ccid_preferences();
-        let mut features = Features::new(Role::Client, preferences.clone());
+        let mut features = Features::new(Role::Client, config);
         features.pending = vec![
             DccpOption::ChangeL(Feature::Ccid(preferences.clone())),
             DccpOption::ChangeR(Feature::Ccid(preferences)),
@@ -96,13 +108,14 @@ impl Features {
                 config.clamped_sequence_window(),
             ))),
         ];
+        features.announce_ecn_incapable();
         features
     }
 
-    fn new(role: Role, ccid_preferences: Vec<u8>) -> Features {
+    fn new(role: Role, config: &ConnectionConfig) -> Features {
         Features {
             role,
-            ccid_preferences,
+            ccid_preferences: config.ccid_preferences(),
             tx_ccid: None,
             rx_ccid: None,
             peer_window: None,
@@ -110,6 +123,31 @@ impl Features {
             peer_sends_ack_vectors: false,
             pending: Vec::new(),
             confirms: Vec::new(),
+            ecn_configured: config.ecn,
+            local_ecn_incapable: false,
+            peer_ecn_incapable: false,
+        }
+    }
+
+    /// RFC 4340 §12.1: "DCCP endpoints are ECN-aware by default, but the
+    /// ECN Incapable feature lets an endpoint reject the use of ECN." An
+    /// endpoint configured without ECN asks for ECN Incapable/local = 1.
+    fn announce_ecn_incapable(&mut self) {
+        if !self.ecn_configured {
+            self.local_ecn_incapable = true;
+            self.pending
+                .push(DccpOption::ChangeL(Feature::EcnIncapable(vec![true])));
+        }
+    }
+
+    /// This endpoint's ECN Incapable preference list (RFC 4340 §6.3.1): an
+    /// ECN-capable endpoint prefers 0 and accepts 1; one configured without
+    /// ECN accepts only 1.
+    fn ecn_incapable_preferences(&self) -> Vec<u8> {
+        if self.ecn_configured {
+            vec![0, 1]
+        } else {
+            vec![1]
         }
     }
 
@@ -120,7 +158,7 @@ impl Features {
         config: &ConnectionConfig,
         request: &Options,
     ) -> Result<Features, NegotiationFailure> {
-        let mut features = Features::new(Role::Server, config.ccid_preferences());
+        let mut features = Features::new(Role::Server, config);
         features.on_options(request)?;
         // A CCID the client did not negotiate keeps its default, CCID 2
         // (RFC 4340 §10).
@@ -147,6 +185,7 @@ impl Features {
         if features.tx_ccid == Some(Ccid::Ccid2) {
             features.request_ack_vectors();
         }
+        features.announce_ecn_incapable();
         Ok(features)
     }
 
@@ -308,6 +347,30 @@ impl Features {
                     Feature::AllowShortSeqnos(vec![false, false]),
                 ));
             }
+            Feature::EcnIncapable(list) => {
+                // RFC 4340 §12.1: server-priority, reconciled with this
+                // endpoint's list; the result holds for the feature's
+                // location.
+                let ours = self.ecn_incapable_preferences();
+                let theirs: Vec<u8> = list.iter().map(|&b| u8::from(b)).collect();
+                let value = match self.reconcile_with(&ours, &theirs) {
+                    Some(chosen) => {
+                        if at_peer {
+                            self.peer_ecn_incapable = chosen == 1;
+                        } else {
+                            self.local_ecn_incapable = chosen == 1;
+                        }
+                        let mut value = vec![chosen == 1];
+                        value.extend(ours.iter().map(|&v| v == 1));
+                        value
+                    }
+                    // No common value: an empty Confirm keeps the current
+                    // one (RFC 4340 §6.6.7 does the same for a feature not
+                    // understood).
+                    None => Vec::new(),
+                };
+                self.queue_confirm(Self::confirm_for(change_kind, Feature::EcnIncapable(value)));
+            }
             other => {
                 // Not understood here, or not negotiable at this location:
                 // an empty Confirm keeps the default (RFC 4340 §6.6.7).
@@ -381,6 +444,18 @@ impl Features {
         if let Feature::SendAckVector(value) = feature {
             self.peer_sends_ack_vectors = value.first().copied().unwrap_or(false);
         }
+        if let Feature::EcnIncapable(value) = feature {
+            // An empty Confirm (a peer that does not know the feature)
+            // leaves the value this endpoint asked for: it still does not
+            // read ECN bits.
+            if let Some(&agreed) = value.first() {
+                if change_kind == kind::CHANGE_L {
+                    self.local_ecn_incapable = agreed || !self.ecn_configured;
+                } else {
+                    self.peer_ecn_incapable = agreed;
+                }
+            }
+        }
         self.pending.remove(index);
         Ok(())
     }
@@ -442,6 +517,13 @@ impl Features {
     /// The Ack Ratio the peer asked for.
     pub(crate) fn ack_ratio(&self) -> u16 {
         self.ack_ratio
+    }
+
+    /// Whether packets may be sent ECN-Capable (RFC 4340 §12.1): this
+    /// endpoint's configuration allows ECN and ECN Incapable is 0 at both
+    /// endpoints.
+    pub(crate) fn ecn_permitted(&self) -> bool {
+        self.ecn_configured && !self.local_ecn_incapable && !self.peer_ecn_incapable
     }
 
     /// Whether the peer confirmed it sends Ack Vectors.

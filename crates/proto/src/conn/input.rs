@@ -1,10 +1,11 @@
 //! Receiving packets and timeouts: RFC 4340 §8.5's pseudocode, step by step.
 
-use super::ccid::{FeedbackUse, PeerPacket};
+use super::ccid::{FeedbackUse, PeerPacket, ReceivedPacket};
 use super::connection::{Connection, Control};
 use super::event::Event;
 use super::state::{Role, State};
 use super::timers::Timer;
+use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::wire::dccp::{DccpRepr, PacketKind, PacketType, ResetCode, SeqNum};
 use crate::wire::options::{kind, DccpOption, Feature};
@@ -21,8 +22,25 @@ impl Connection {
     /// Processes one datagram addressed to this connection. Never panics;
     /// malformed packets are counted and dropped, invalid ones answered as
     /// RFC 4340 §8.5 says (a Sync, or a Reset).
+    ///
+    /// The same as [`handle_datagram_ecn`](Self::handle_datagram_ecn) with
+    /// Not-ECT, for drivers that cannot read the ECN field.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
-        self.process(now, bytes);
+        self.handle_datagram_ecn(now, bytes, Ecn::NotEct);
+    }
+
+    /// [`handle_datagram`](Self::handle_datagram) for a datagram that
+    /// arrived with the ECN codepoint `ecn` in its IP header (RFC 3168 §5).
+    ///
+    /// RFC 4340 §12: a DCCP-Data or DCCP-DataAck marked Congestion
+    /// Experienced is congestion for the peer's sending CCID — CCID 3 and 4
+    /// count it in the loss history like a lost packet (RFC 4342 §9, RFC
+    /// 5348 §5), CCID 2 reports it as Ack Vector state 1 (RFC 4341 §5) —
+    /// and its data is delivered all the same. Marks count only while ECN is
+    /// agreed ([`ConnectionConfig::ecn`](super::ConnectionConfig::ecn)); on
+    /// other packets the codepoint is ignored.
+    pub fn handle_datagram_ecn(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
+        self.process(now, bytes, ecn);
         self.refresh_timers();
     }
 
@@ -151,7 +169,7 @@ impl Connection {
         }
     }
 
-    fn process(&mut self, now: Instant, bytes: &[u8]) {
+    fn process(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
         if self.state == State::Closed {
             self.stats.other_dropped += 1;
             return;
@@ -303,7 +321,7 @@ impl Connection {
                 .map(|record| now.saturating_duration_since(record.at));
             self.start_ccids(now);
         }
-        self.ccid_input(now, &packet, seq, ack);
+        self.ccid_input(now, &packet, seq, ack, ecn);
         // Step 9: process Reset.
         if let PacketKind::Reset { code, data, .. } = packet.kind {
             // "Tear down connection; S.state := TIMEWAIT; Set TIMEWAIT timer".
@@ -416,18 +434,28 @@ impl Connection {
         packet: &DccpRepr<'_>,
         seq: u64,
         ack: Option<(SeqNum, u64)>,
+        ecn: Ecn,
     ) {
         let packet_type = packet.kind.packet_type();
         let carries_data = matches!(packet_type, PacketType::Data | PacketType::DataAck);
         let ack_ratio = self.features.ack_ratio();
+        // RFC 4340 §12.1: marks mean something only while ECN is agreed (an
+        // ECN-incapable endpoint does not read them).
+        let ce_marked = ecn.is_ce() && self.features.ecn_permitted();
+        if ce_marked && carries_data {
+            self.stats.ce_marked_received += 1;
+        }
         if let Some(rx) = &mut self.rx {
             rx.on_packet(
                 now,
-                seq,
-                carries_data,
-                packet.payload.len(),
-                packet.ccval,
-                packet.options.ndp_count(),
+                &ReceivedPacket {
+                    seq,
+                    is_data: carries_data,
+                    size: packet.payload.len(),
+                    ccval: packet.ccval,
+                    ndp: packet.options.ndp_count(),
+                    ce_marked,
+                },
                 ack_ratio,
             );
             if let Some((_, acked)) = ack {
@@ -439,6 +467,7 @@ impl Connection {
                 seq,
                 ack,
                 carries_data,
+                ce_marked,
                 options: &packet.options,
             };
             match tx.on_peer_packet(now, &peer, &self.sent) {

@@ -35,15 +35,23 @@
 //!   Count is taken as a lost data packet (so the error is towards more loss).
 //!   Loss Intervals lengths are in data packets.
 //! - Not implemented: Init Cookies, short sequence numbers (Allow Short
-//!   Seqnos is held at 0), partial checksum coverage (CsCov is 0), ECN, Data
-//!   Checksum, Timestamp options, Slow Receiver, Data Dropped and CCID 4's
-//!   Dropped Packets option (received ones are ignored), shrinking the
+//!   Seqnos is held at 0), partial checksum coverage (CsCov is 0), the ECN
+//!   Nonce (RFC 3540; data leaves ECT(0) only, and the Loss Intervals
+//!   option's ECN Nonce Echo is 0), Data Checksum, Timestamp options, Slow
+//!   Receiver, Data Dropped and CCID 4's Dropped Packets option (received ones are ignored), shrinking the
 //!   Sequence Window, and application data on Request and Response (never
 //!   sent, never delivered).
 //! - The Sequence Window grows with the sending rate: an endpoint keeps it at
 //!   least four times the packets it sent in the last round trip and
 //!   announces each increase with Change L(Sequence Window) (RFC 4340 §7.5.2
 //!   leaves the sizing to the sender; the factor is a choice).
+//! - ECN (RFC 4340 §12): on by default ([`ConnectionConfig::ecn`]); data
+//!   packets leave ECT(0) while ECN Incapable is 0 at both ends
+//!   ([`Transmit::ecn`]); the driver hands the received codepoint to
+//!   [`Connection::handle_datagram_ecn`]. A CE-marked data packet is
+//!   delivered, and counted as congestion: in the CCID 3/4 loss history as
+//!   a lost packet (RFC 4342 §9), in CCID 2's Ack Vector as state 1
+//!   (RFC 4341 §5).
 //! - An Ack Vector is one option of at most 253 cells; older history is
 //!   forgotten once the sender has acknowledged an Ack that carried it
 //!   (RFC 4340 §11.4.2).
@@ -57,6 +65,7 @@ mod event;
 mod features;
 mod history;
 mod input;
+mod losses_per_event;
 mod output;
 pub mod pair;
 mod seqwin;

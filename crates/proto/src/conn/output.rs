@@ -7,6 +7,7 @@ use super::seqwin::SequenceState;
 use super::state::{Role, State};
 use super::timers::Timer;
 use crate::cc::SendPermission;
+use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::wire::dccp::{DccpRepr, Packet, PacketKind, PacketType, SeqNum};
 use crate::wire::options::{DccpOption, Options};
@@ -317,6 +318,25 @@ impl Connection {
             seq,
             ack: kind.ack(),
             payload_len: payload.len(),
+            ecn: self.codepoint(packet_type),
         })
+    }
+
+    /// The ECN codepoint of a packet of `packet_type` (RFC 4340 §12).
+    ///
+    /// Only DCCP-Data and DCCP-DataAck, the packets the sending CCID
+    /// controls, are ECN-Capable, and only while ECN Incapable is 0 at both
+    /// endpoints (§12.1). Request and Response leave before that is agreed.
+    /// Ack, Close, CloseReq, Reset, Sync and SyncAck stay Not-ECT (a choice,
+    /// as RFC 3168 §6.1.4 keeps TCP's pure ACKs and §6.1.1 its SYNs and
+    /// RSTs Not-ECT): no CCID here reacts to marks on them, so a router
+    /// should drop them rather than mark them.
+    fn codepoint(&self, packet_type: PacketType) -> Ecn {
+        let data = matches!(packet_type, PacketType::Data | PacketType::DataAck);
+        if data && self.features.ecn_permitted() {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
     }
 }

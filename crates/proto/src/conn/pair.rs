@@ -3,7 +3,10 @@
 //!
 //! The link has a fixed one-way delay, optional Bernoulli loss, optional
 //! reordering (a packet is held back by an extra delay with some
-//! probability), and an optional filter that drops chosen packets. Every
+//! probability), an optional filter that drops chosen packets, and an
+//! optional ECN filter that rewrites a datagram's codepoint as a marking
+//! router would (the codepoint a datagram is sent with is its
+//! [`Transmit::ecn`](super::Transmit)). Every
 //! random choice comes from a xorshift generator seeded by [`LinkConfig::seed`],
 //! so a run is reproducible. Every datagram either endpoint sends can be
 //! recorded with its time, direction and fate ([`Pair::captured`]), so that
@@ -17,6 +20,7 @@ use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use super::endpoint::{ConnectionId, Endpoint, EndpointConfig, EndpointError};
+use crate::ecn::Ecn;
 use crate::time::Instant;
 
 /// Which way a datagram travels.
@@ -66,6 +70,8 @@ pub struct Captured {
     pub bytes: Vec<u8>,
     /// When it arrives, or `None` if the link dropped it.
     pub arrives: Option<Instant>,
+    /// Its ECN codepoint as it arrives (after the ECN filter).
+    pub ecn: Ecn,
 }
 
 /// xorshift64*: enough for loss and reordering decisions.
@@ -85,11 +91,16 @@ impl XorShift {
     }
 }
 
-/// A datagram on its way.
-type InFlight = Reverse<(Instant, u64, Direction, Vec<u8>)>;
+/// A datagram on its way: arrival, sending order, direction, ECN bits
+/// (RFC 3168 §5), bytes.
+type InFlight = Reverse<(Instant, u64, Direction, u8, Vec<u8>)>;
 
 /// A drop filter: `true` drops the datagram.
 type DropFilter = Box<dyn FnMut(Instant, Direction, &[u8]) -> bool>;
+
+/// An ECN filter: the codepoint a datagram arrives with, given the one it
+/// was sent with.
+type EcnFilter = Box<dyn FnMut(Instant, Direction, &[u8], Ecn) -> Ecn>;
 
 /// Two endpoints, a link, and virtual time.
 pub struct Pair {
@@ -105,6 +116,7 @@ pub struct Pair {
     captured: Vec<Captured>,
     record: bool,
     drop_filter: Option<DropFilter>,
+    ecn_filter: Option<EcnFilter>,
     stalls: u64,
     buf: Vec<u8>,
 }
@@ -139,6 +151,7 @@ impl Pair {
             captured: Vec::new(),
             record: false,
             drop_filter: None,
+            ecn_filter: None,
             stalls: 0,
             buf: Vec::new(),
         }
@@ -171,6 +184,17 @@ impl Pair {
     /// Removes the drop filter.
     pub fn clear_drop_filter(&mut self) {
         self.drop_filter = None;
+    }
+
+    /// Rewrites the ECN codepoint of every datagram the link delivers to
+    /// what `filter` returns, given the codepoint it was sent with (a
+    /// marking router sets Congestion Experienced on an ECN-Capable one,
+    /// RFC 3168 §5).
+    pub fn set_ecn_filter(
+        &mut self,
+        filter: impl FnMut(Instant, Direction, &[u8], Ecn) -> Ecn + 'static,
+    ) {
+        self.ecn_filter = Some(Box::new(filter));
     }
 
     /// How often time had to be pushed on because an endpoint kept asking
@@ -214,16 +238,16 @@ impl Pair {
                     Direction::ClientToServer => &mut self.client,
                     Direction::ServerToClient => &mut self.server,
                 };
-                if endpoint.poll_transmit(now, &mut buf).is_none() {
+                let Some((_, transmit)) = endpoint.poll_transmit(now, &mut buf) else {
                     break;
-                }
-                self.send(direction, &buf);
+                };
+                self.send(direction, &buf, transmit.ecn);
             }
         }
         self.buf = buf;
     }
 
-    fn send(&mut self, direction: Direction, bytes: &[u8]) {
+    fn send(&mut self, direction: Direction, bytes: &[u8], sent_ecn: Ecn) {
         let random_loss = self.link.loss > 0.0 && self.rng.next_f64() < self.link.loss;
         let filtered = match &mut self.drop_filter {
             Some(filter) => filter(self.now, direction, bytes),
@@ -239,18 +263,28 @@ impl Pair {
                     Duration::ZERO
                 }
         });
+        let ecn = match (&mut self.ecn_filter, arrives) {
+            (Some(filter), Some(_)) => filter(self.now, direction, bytes, sent_ecn),
+            _ => sent_ecn,
+        };
         if self.record {
             self.captured.push(Captured {
                 at: self.now,
                 direction,
                 bytes: bytes.to_vec(),
                 arrives,
+                ecn,
             });
         }
         if let Some(at) = arrives {
             self.order += 1;
-            self.in_flight
-                .push(Reverse((at, self.order, direction, bytes.to_vec())));
+            self.in_flight.push(Reverse((
+                at,
+                self.order,
+                direction,
+                ecn.bits(),
+                bytes.to_vec(),
+            )));
         }
     }
 
@@ -281,13 +315,15 @@ impl Pair {
             .peek()
             .is_some_and(|Reverse((at, ..))| *at <= self.now)
         {
-            let Some(Reverse((_, _, direction, bytes))) = self.in_flight.pop() else {
+            let Some(Reverse((_, _, direction, ecn, bytes))) = self.in_flight.pop() else {
                 break;
             };
             let iss = self.rng.next_u64();
+            let now = self.now;
+            let ecn = Ecn::from_bits(ecn);
             match direction {
-                Direction::ClientToServer => self.server.handle_datagram(self.now, &bytes, iss),
-                Direction::ServerToClient => self.client.handle_datagram(self.now, &bytes, iss),
+                Direction::ClientToServer => self.server.handle_datagram_ecn(now, &bytes, ecn, iss),
+                Direction::ServerToClient => self.client.handle_datagram_ecn(now, &bytes, ecn, iss),
             };
             self.flush();
         }

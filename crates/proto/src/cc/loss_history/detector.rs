@@ -10,6 +10,15 @@
 //! Anything at or below the highest sequence number that is neither in a
 //! pending gap nor in a remembered lost run is a duplicate (or a packet so late
 //! that its loss has been forgotten) and is ignored.
+//!
+//! ECN (RFC 5348 §5 measures loss events from lost or marked packets alike;
+//! RFC 4342 §9 for CCID 3): a packet that arrives marked Congestion
+//! Experienced ([`LossDetector::on_packet_ecn`]) is reported among the
+//! losses as a run of its own ([`LostRun::marked`]), in sequence order with
+//! the holes below it: it waits until no hole below it is pending, so that
+//! losses and marks reach the loss-event grouping in sequence order, as
+//! losses alone do. A marked packet is remembered like a declared loss, but
+//! it arrived, so nothing cancels it.
 
 use std::collections::VecDeque;
 
@@ -29,6 +38,12 @@ pub const MAX_NDUPACK: u64 = 64;
 /// can cancel its loss; older runs are forgotten and a packet from them is then
 /// ignored like a duplicate.
 pub const REMEMBERED_LOST_RUNS: usize = 64;
+
+/// How many CE-marked packets wait at most for the holes below them to be
+/// resolved (each packet above the lowest pending hole counts towards its
+/// NDUPACK, so fewer than [`MAX_NDUPACK`] wait in practice); a mark beyond
+/// this bound is not counted.
+pub const MAX_HELD_MARKS: usize = 2 * MAX_NDUPACK as usize;
 
 /// What the detector needs to know of a received packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +73,26 @@ pub struct LostRun {
 }
 
 impl LostRun {
+    /// The run that stands for one packet that arrived marked Congestion
+    /// Experienced (RFC 5348 §5: counted as a loss). S_before and S_after
+    /// are the packet itself, so its nominal arrival time (§5.2) is its
+    /// real arrival, and its window counter is its own.
+    pub fn marked(packet: PacketMark) -> LostRun {
+        LostRun {
+            first_seq: packet.seq,
+            last_seq: packet.seq,
+            before: packet,
+            after: packet,
+        }
+    }
+
+    /// Whether this run is a CE-marked packet that arrived
+    /// ([`LostRun::marked`]) rather than a hole: a hole's S_before is below
+    /// its first packet.
+    pub fn is_marked(&self) -> bool {
+        self.before.seq == self.first_seq
+    }
+
     /// The number of packets in the run (at least one).
     pub fn len(&self) -> u64 {
         (self.last_seq - self.first_seq).saturating_add(1)
@@ -152,8 +187,9 @@ pub enum ArrivalKind {
 pub struct Arrival {
     /// How the packet was classified.
     pub kind: ArrivalKind,
-    /// Runs of packets whose loss this arrival declared, in increasing
-    /// sequence order (at most NDUPACK - 1 runs).
+    /// Runs of packets whose loss this arrival declared, and CE-marked
+    /// packets it released ([`LostRun::is_marked`]), in increasing sequence
+    /// order.
     pub newly_lost: Vec<LostRun>,
 }
 
@@ -174,8 +210,12 @@ pub struct LossDetector {
     highest: Option<PacketMark>,
     /// Ordered by sequence number; `later` does not increase along it.
     pending: VecDeque<PendingGap>,
-    /// Declared-lost runs still remembered, ordered by sequence number.
+    /// Declared-lost runs and released marks still remembered, ordered by
+    /// sequence number.
     lost: VecDeque<LostRun>,
+    /// CE-marked packets waiting for the pending gaps below them, ordered by
+    /// sequence number.
+    held_marks: VecDeque<PacketMark>,
 }
 
 impl LossDetector {
@@ -188,6 +228,7 @@ impl LossDetector {
             highest: None,
             pending: VecDeque::new(),
             lost: VecDeque::new(),
+            held_marks: VecDeque::new(),
         }
     }
 
@@ -219,7 +260,12 @@ impl LossDetector {
         self.lost.iter()
     }
 
-    /// Whether `seq` is remembered as lost.
+    /// CE-marked packets waiting for the holes below them.
+    pub fn held_marks(&self) -> usize {
+        self.held_marks.len()
+    }
+
+    /// Whether `seq` is remembered as lost (or CE-marked).
     pub fn is_lost(&self, seq: u64) -> bool {
         self.lost.iter().any(|run| run.contains(seq))
     }
@@ -251,7 +297,35 @@ impl LossDetector {
     /// is bounded above by a distinct received packet, the k-th gap from the
     /// top has a count of at least k, so fewer than NDUPACK gaps are pending.
     pub fn on_packet(&mut self, mark: PacketMark) -> Arrival {
+        self.on_packet_ecn(mark, false)
+    }
+
+    /// [`on_packet`](Self::on_packet) for a packet that arrived marked
+    /// Congestion Experienced if `ce_marked`: it is reported among
+    /// [`Arrival::newly_lost`] as a [`LostRun::marked`] once no hole below
+    /// it is pending (at once if none is). A marked packet whose loss had
+    /// been declared stays counted: it is classified
+    /// [`ArrivalKind::Recovered`], and the caller must not cancel its loss.
+    pub fn on_packet_ecn(&mut self, mark: PacketMark, ce_marked: bool) -> Arrival {
         let kind = self.classify(mark);
+        if ce_marked {
+            match kind {
+                ArrivalKind::First | ArrivalKind::Newest | ArrivalKind::Reordered => {
+                    if self.held_marks.len() < MAX_HELD_MARKS {
+                        let at = self.held_marks.partition_point(|m| m.seq < mark.seq);
+                        self.held_marks.insert(at, mark);
+                    }
+                }
+                ArrivalKind::Recovered => {
+                    // Its loss was counted; it stays counted, now as a mark
+                    // (which a duplicate cannot cancel).
+                    let at = self.lost.partition_point(|run| run.first_seq < mark.seq);
+                    self.lost.insert(at, LostRun::marked(mark));
+                    self.trim_lost();
+                }
+                ArrivalKind::Duplicate => {}
+            }
+        }
         let mut newly_lost = Vec::new();
         // RFC 5348 §5.1: lost once "at least NDUPACK packets with a higher
         // sequence number than the lost packet" have arrived. Counts do not
@@ -260,10 +334,22 @@ impl LossDetector {
             if gap.later < self.ndupack {
                 break;
             }
-            let run = gap.run;
+            newly_lost.push(gap.run);
             self.pending.pop_front();
-            newly_lost.push(run);
-            self.remember_lost(run);
+        }
+        // Marks below every pending gap are released, in order with the
+        // gaps just declared (all of which lie below the remaining gaps).
+        let limit = self.pending.front().map(|gap| gap.run.first_seq);
+        while let Some(&held) = self.held_marks.front() {
+            if limit.is_some_and(|lowest| held.seq > lowest) {
+                break;
+            }
+            self.held_marks.pop_front();
+            newly_lost.push(LostRun::marked(held));
+        }
+        newly_lost.sort_by_key(|run| run.first_seq);
+        for run in &newly_lost {
+            self.remember_lost(*run);
         }
         Arrival { kind, newly_lost }
     }
@@ -296,6 +382,10 @@ impl LossDetector {
             return ArrivalKind::Reordered;
         }
         if let Some(index) = self.lost.iter().position(|run| run.contains(mark.seq)) {
+            if self.lost[index].is_marked() {
+                // A CE-marked packet arrived before: this is a duplicate.
+                return ArrivalKind::Duplicate;
+            }
             // RFC 5348 §5.1: "if a packet arrives late (after NDUPACK
             // subsequent packets arrived) in TFRC, the late packet can fill
             // the hole in the TFRC reception record".
@@ -368,155 +458,4 @@ fn split(run: LostRun, seq: u64) -> (Option<LostRun>, Option<LostRun>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mark(seq: u64) -> PacketMark {
-        PacketMark {
-            seq,
-            arrival: Instant::from_millis(seq.saturating_mul(10)),
-            window_counter: None,
-        }
-    }
-
-    fn feed(detector: &mut LossDetector, seqs: &[u64]) -> Vec<(ArrivalKind, Vec<(u64, u64)>)> {
-        seqs.iter()
-            .map(|&seq| {
-                let arrival = detector.on_packet(mark(seq));
-                let runs = arrival
-                    .newly_lost
-                    .iter()
-                    .map(|run| (run.first_seq, run.last_seq))
-                    .collect();
-                (arrival.kind, runs)
-            })
-            .collect()
-    }
-
-    /// RFC 5348 §5.1: lost only after NDUPACK = 3 later packets.
-    #[test]
-    fn loss_declared_after_three_later_packets() {
-        let mut d = LossDetector::new(NDUPACK);
-        let out = feed(&mut d, &[0, 1, 3, 4]);
-        assert!(out.iter().all(|(_, lost)| lost.is_empty()), "{out:?}");
-        assert_eq!(d.pending_gap_count(), 1);
-        let out = feed(&mut d, &[5]);
-        assert_eq!(out[0], (ArrivalKind::Newest, vec![(2, 2)]));
-        assert!(d.is_lost(2));
-        assert_eq!(d.pending_gap_count(), 0);
-    }
-
-    /// Later packets are counted, not sequence distance: a jump of 10 is one
-    /// packet above the hole.
-    #[test]
-    fn counts_packets_not_distance() {
-        let mut d = LossDetector::new(NDUPACK);
-        let out = feed(&mut d, &[0, 10, 11]);
-        assert!(out.iter().all(|(_, lost)| lost.is_empty()));
-        let out = feed(&mut d, &[12]);
-        assert_eq!(out[0].1, vec![(1, 9)]);
-    }
-
-    #[test]
-    fn reordered_within_ndupack_is_no_loss() {
-        let mut d = LossDetector::new(NDUPACK);
-        let out = feed(&mut d, &[0, 1, 3, 4, 2, 5, 6, 7]);
-        assert_eq!(out[4].0, ArrivalKind::Reordered);
-        assert!(out.iter().all(|(_, lost)| lost.is_empty()), "{out:?}");
-        assert_eq!(d.pending_gap_count(), 0);
-    }
-
-    /// A fill in the middle of a hole splits it; the part below the filler
-    /// has one more packet above it and is declared first.
-    #[test]
-    fn fill_splits_a_hole() {
-        let mut d = LossDetector::new(NDUPACK);
-        let out = feed(&mut d, &[0, 6, 3, 7]);
-        // [1,2] has 6, 3 and 7 above it: lost. [4,5] has 6 and 7: pending.
-        assert_eq!(out[3].1, vec![(1, 2)]);
-        assert_eq!(d.pending_gap_count(), 1);
-        let out = feed(&mut d, &[8]);
-        assert_eq!(out[0].1, vec![(4, 5)]);
-    }
-
-    #[test]
-    fn duplicates_are_ignored() {
-        let mut d = LossDetector::new(NDUPACK);
-        let out = feed(&mut d, &[0, 1, 1, 0, 3, 3, 3, 3]);
-        let kinds: Vec<_> = out.iter().map(|(kind, _)| *kind).collect();
-        use ArrivalKind::*;
-        assert_eq!(
-            kinds,
-            [First, Newest, Duplicate, Duplicate, Newest, Duplicate, Duplicate, Duplicate]
-        );
-        // Duplicates of 3 are not "later packets" for the hole at 2.
-        assert!(!d.is_lost(2));
-        assert_eq!(d.pending_gap_count(), 1);
-    }
-
-    #[test]
-    fn late_packet_recovers_a_declared_loss() {
-        let mut d = LossDetector::new(NDUPACK);
-        feed(&mut d, &[0, 4, 5, 6]);
-        assert!(d.is_lost(1) && d.is_lost(2) && d.is_lost(3));
-        let out = feed(&mut d, &[2]);
-        assert_eq!(out[0].0, ArrivalKind::Recovered);
-        assert!(d.is_lost(1) && !d.is_lost(2) && d.is_lost(3));
-        assert_eq!(d.first_lost_in(2, 10).map(|(s, _)| s), Some(3));
-        assert_eq!(d.last_lost_in(0, 2), Some(1));
-        assert_eq!(feed(&mut d, &[2])[0].0, ArrivalKind::Duplicate);
-    }
-
-    #[test]
-    fn huge_jumps_cost_one_entry() {
-        let mut d = LossDetector::new(NDUPACK);
-        let out = feed(
-            &mut d,
-            &[0, u64::MAX - 3, u64::MAX - 2, u64::MAX - 1, u64::MAX],
-        );
-        assert_eq!(out[3].1, vec![(1, u64::MAX - 4)]);
-        assert_eq!(d.remembered_lost_runs().len(), 1);
-        assert_eq!(
-            d.remembered_lost_runs().next().map(LostRun::len),
-            Some(u64::MAX - 4)
-        );
-        // Nothing can be above u64::MAX: the next one is a duplicate.
-        assert_eq!(feed(&mut d, &[u64::MAX])[0].0, ArrivalKind::Duplicate);
-    }
-
-    #[test]
-    fn remembered_runs_are_bounded() {
-        let mut d = LossDetector::new(NDUPACK);
-        let mut seq = 0;
-        for _ in 0..(3 * REMEMBERED_LOST_RUNS) {
-            seq += 2; // every other packet lost
-            d.on_packet(mark(seq));
-        }
-        assert!(d.remembered_lost_runs().len() <= REMEMBERED_LOST_RUNS);
-        assert!(d.pending_gap_count() < NDUPACK as usize);
-        // The oldest losses are forgotten: their late arrival is ignored.
-        assert_eq!(d.on_packet(mark(1)).kind, ArrivalKind::Duplicate);
-    }
-
-    /// RFC 5348 §5.2 interpolation of nominal arrival times.
-    #[test]
-    fn nominal_arrival_interpolates() {
-        let run = LostRun {
-            first_seq: 11,
-            last_seq: 19,
-            before: mark(10),
-            after: PacketMark {
-                seq: 20,
-                arrival: Instant::from_millis(300),
-                window_counter: None,
-            },
-        };
-        // T_before = 100 ms, T_after = 300 ms: 20 ms per sequence number.
-        assert_eq!(run.nominal_arrival(11), Instant::from_millis(120));
-        assert_eq!(run.nominal_arrival(15), Instant::from_millis(200));
-        assert_eq!(run.first_seq_after(Instant::from_millis(200)), Some(16));
-        assert_eq!(run.first_seq_after(Instant::from_millis(199)), Some(15));
-        assert_eq!(run.first_seq_after(Instant::from_millis(50)), Some(11));
-        assert_eq!(run.first_seq_after(Instant::from_millis(280)), None);
-    }
-}
+mod tests;

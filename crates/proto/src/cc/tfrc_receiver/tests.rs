@@ -504,3 +504,41 @@ fn absurd_packets_do_not_panic() {
         assert!((0.0..=1.0).contains(&p));
     }
 }
+
+/// RFC 5348 §5 / RFC 4342 §9: CE-marked packets make the same loss events
+/// and the same j as the same packets lost, mixed or not; the marked packets
+/// still count as received.
+#[test]
+fn marks_count_like_losses() {
+    let sender = Sender::every_10ms();
+    let mut dropped = receiver(TfrcReceiverConfig::default());
+    sender.deliver(&mut dropped, all_but(0..60, &[20, 30, 31]));
+    let deliver_marked = |marked: &[u64], lost: &[u64]| {
+        let mut rx = receiver(TfrcReceiverConfig::default());
+        for seq in all_but(0..60, lost) {
+            let now = sender.time(seq);
+            rx.on_data_packet_ecn(now, &sender.packet(seq), marked.contains(&seq));
+            rx.poll_feedback(now);
+        }
+        rx
+    };
+    let marked = deliver_marked(&[20, 30, 31], &[]);
+    let mixed = deliver_marked(&[30], &[20, 31]);
+    use IntervalKind::*;
+    let expected = [(Open, 31, 1), (Closed, 20, 2), (Synthetic, 20, 0)];
+    assert_eq!(interval_summary(&dropped), expected);
+    assert_eq!(interval_summary(&marked), expected);
+    assert_eq!(interval_summary(&mixed), expected);
+    // j, the losses per loss event (option 196 of CCID 248): (1 + 2) / 2.
+    for rx in [&dropped, &marked, &mixed] {
+        assert_eq!(rx.mean_lost_packets(), Some(1.5));
+    }
+    assert!(marked.loss_event_rate() > 0.0);
+    // X_recv counted the marked packets: 60 packets, not 57.
+    assert_eq!(marked.mean_packet_size(), Some(1_000.0));
+    assert_eq!(
+        marked.highest_seq(),
+        dropped.highest_seq(),
+        "both saw packet 59"
+    );
+}

@@ -74,7 +74,7 @@ fn a_confirm_that_breaks_the_reconciliation_rule_is_refused() {
 
 #[test]
 fn sequence_window_and_ack_ratio_are_confirmed_or_refused_with_an_empty_confirm() {
-    let mut f = Features::new(Role::Server, vec![3]);
+    let mut f = Features::new(Role::Server, &config(Ccid::Tfrc, vec![]));
     f.on_options(&options(vec![
         DccpOption::ChangeL(Feature::SequenceWindow(Some(500))),
         DccpOption::ChangeL(Feature::AckRatio(Some(7))),
@@ -150,4 +150,64 @@ fn changes_stay_pending_until_confirmed_and_confirms_are_sent_once() {
         vec![DccpOption::ChangeL(Feature::AckRatio(Some(5)))],
         "a newer Change replaces the older"
     );
+}
+
+fn without_ecn() -> ConnectionConfig {
+    ConnectionConfig {
+        ecn: false,
+        ..ConnectionConfig::default()
+    }
+}
+
+/// RFC 4340 §12.1: ECN is on by default; an endpoint configured without it
+/// announces Change L(ECN Incapable, 1), and ECT is then off at both ends,
+/// whichever side asked.
+#[test]
+fn ecn_incapable_on_either_side_turns_ecn_off_for_both() {
+    let (c, s) = negotiate(&ConnectionConfig::default(), &ConnectionConfig::default()).unwrap();
+    assert!(c.ecn_permitted() && s.ecn_permitted());
+    let (c, s) = negotiate(&without_ecn(), &ConnectionConfig::default()).unwrap();
+    assert!(!c.ecn_permitted() && !s.ecn_permitted());
+    let (c, s) = negotiate(&ConnectionConfig::default(), &without_ecn()).unwrap();
+    assert!(!c.ecn_permitted() && !s.ecn_permitted());
+
+    // The Change is answered with the reconciled value first and the
+    // answering endpoint's preference list (0, then 1).
+    let mut c = Features::client(&without_ecn());
+    let request = c.take_options();
+    assert!(request.contains(&DccpOption::ChangeL(Feature::EcnIncapable(vec![true]))));
+    let mut s = Features::server(&ConnectionConfig::default(), &options(request)).unwrap();
+    let response = s.take_options();
+    assert!(
+        response.contains(&DccpOption::ConfirmR(Feature::EcnIncapable(vec![
+            true, false, true
+        ])))
+    );
+    c.on_response(&options(response)).unwrap();
+    // Confirmed: the Change is no longer repeated.
+    assert!(!c
+        .take_options()
+        .iter()
+        .any(|o| o.feature().map(Feature::number) == Some(feature_number::ECN_INCAPABLE)));
+}
+
+/// A peer that asks this endpoint to be ECN incapable (Change R) is obeyed;
+/// a value list without a common value gets an empty Confirm.
+#[test]
+fn ecn_incapable_change_r_and_unreconcilable_lists() {
+    let mut f = Features::new(Role::Server, &ConnectionConfig::default());
+    f.on_options(&options(vec![DccpOption::ChangeR(Feature::EcnIncapable(
+        vec![true],
+    ))]))
+    .unwrap();
+    assert!(!f.ecn_permitted());
+    let mut f = Features::new(Role::Server, &without_ecn());
+    f.on_options(&options(vec![DccpOption::ChangeL(Feature::EcnIncapable(
+        vec![false],
+    ))]))
+    .unwrap();
+    assert!(!f.ecn_permitted());
+    assert!(f
+        .take_options()
+        .contains(&DccpOption::ConfirmR(Feature::EcnIncapable(Vec::new()))));
 }

@@ -1,0 +1,57 @@
+//! Option 196 of the experimental MulTFRC CCID 248: j, the mean number of
+//! packets lost (or ECN-marked) per loss event, which the MulTFRC equation
+//! takes beside p (draft-irtf-iccrg-multfrc).
+
+use crate::wire::options::DccpOption;
+
+/// Option 196 of the experimental MulTFRC CCID: j in thousandths of a
+/// packet, four bytes.
+pub(crate) fn encode_losses_per_event(j: f64) -> DccpOption {
+    // `as` from f64 saturates; j is finite and at least one.
+    let milli = (j * 1000.0).round() as u32;
+    DccpOption::Unknown {
+        kind: crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT,
+        data: milli.to_be_bytes().to_vec(),
+    }
+}
+
+/// j from option 196 of the experimental MulTFRC CCID, if present and well
+/// formed (four bytes, at least one packet).
+pub(crate) fn decode_losses_per_event(options: &crate::wire::options::Options) -> Option<f64> {
+    options.iter().find_map(|o| match o {
+        DccpOption::Unknown { kind, data }
+            if *kind == crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT =>
+        {
+            let bytes: [u8; 4] = data.as_slice().try_into().ok()?;
+            let j = f64::from(u32::from_be_bytes(bytes)) / 1000.0;
+            (j >= 1.0).then_some(j)
+        }
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::options::Options;
+
+    /// Option 196 of the experimental MulTFRC CCID carries j in thousandths
+    /// of a packet; a malformed or sub-one value is not used.
+    #[test]
+    fn losses_per_event_option_round_trips() {
+        let mut options = Options::new();
+        options.push(encode_losses_per_event(2.345)).unwrap();
+        let parsed = Options::parse(&options.to_bytes()).unwrap();
+        assert_eq!(decode_losses_per_event(&parsed), Some(2.345));
+        let mut bad = Options::new();
+        bad.push(DccpOption::Unknown {
+            kind: crate::wire::options::kind::MULTFRC_LOSSES_PER_EVENT,
+            data: vec![0, 0, 1],
+        })
+        .unwrap();
+        assert_eq!(decode_losses_per_event(&bad), None);
+        let mut small = Options::new();
+        small.push(encode_losses_per_event(0.5)).unwrap();
+        assert_eq!(decode_losses_per_event(&small), None);
+    }
+}
