@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use fairstream_media::stream::CLOCK_RATE;
 use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, State};
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{ReceiverSession, ReorderConfig};
 use fairstream_proto::time::Instant;
 use fairstream_proto::wire::dccp::peek_ports;
@@ -239,14 +240,6 @@ impl Receiver {
         let mut connection = ConnectionConfig {
             max_packet_size: self.config.url.transport.max_packet,
             msl: Duration::from_secs(1),
-            // RFC 4340 §12.1: an endpoint must read the ECN bits of what it
-            // receives to leave ECN Incapable at 0. The link reads them, but
-            // `ReceiverSession` has no way yet to take them (it needs a
-            // `handle_datagram_ecn` beside `handle_datagram`), so the
-            // receiver declares itself ECN incapable and senders keep their
-            // data Not-ECT: a marking router then drops rather than marks
-            // packets whose marks nobody would see.
-            ecn: false,
             ..ConnectionConfig::default()
         };
         connection.accepted_ccids = if self.config.url.names_cc() {
@@ -367,8 +360,8 @@ impl RecvRun {
             .unwrap_or(now + MAX_SLEEP);
             let mut incoming = self.receiver.link.wait_coarse(&self.clock, deadline);
             while let Some(message) = incoming {
-                if let Incoming::Datagram(from, bytes, _) = message {
-                    self.datagram(from, &bytes);
+                if let Incoming::Datagram(from, bytes, ecn) = message {
+                    self.datagram(from, &bytes, ecn);
                 }
                 // Errors of an unconnected socket (ICMP from a sender that
                 // went away) are not fatal: the sender's connections time
@@ -404,7 +397,10 @@ impl RecvRun {
         (!self.established.is_empty() && !open).then_some("closed")
     }
 
-    fn datagram(&mut self, from: SocketAddr, bytes: &[u8]) {
+    /// A datagram from `from` that arrived with the ECN codepoint `ecn` (RFC
+    /// 4340 §12.1: this receiver reads the ECN bits, so it leaves ECN
+    /// Incapable at 0 and its CCID counts CE marks as losses).
+    fn datagram(&mut self, from: SocketAddr, bytes: &[u8], ecn: Ecn) {
         if self.peer.is_some_and(|p| p != from) {
             self.report.foreign_datagrams += 1;
             return;
@@ -412,7 +408,7 @@ impl RecvRun {
         let now = self.clock.now();
         self.last_source = Some(from);
         let iss = random_u64(now.as_nanos());
-        self.session.handle_datagram(now, bytes, iss);
+        self.session.handle_datagram_ecn(now, bytes, ecn, iss);
         let accepted = self.session.endpoint().stats().accepted;
         if accepted > self.accepted {
             self.accepted = accepted;

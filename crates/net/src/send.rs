@@ -300,8 +300,9 @@ impl Run {
                 match message {
                     // Feedback is sent Not-ECT (RFC 4340 §12 is about the
                     // data); the session takes no codepoint.
-                    Incoming::Datagram(_, bytes, _) => {
-                        self.session.handle_datagram(self.clock.now(), &bytes);
+                    Incoming::Datagram(_, bytes, ecn) => {
+                        self.session
+                            .handle_datagram_ecn(self.clock.now(), &bytes, ecn);
                     }
                     Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
                 }

@@ -184,10 +184,14 @@ impl TransportOptions {
         }
     }
 
-    /// The CCID the connections run: the aggregate runs MulTFRC in the
-    /// experimental CCID reserved for it.
+    /// The CCID the connections run: the aggregate and the adaptive
+    /// default run the experimental CCID 248, whose receiver reports j and
+    /// its ECN marks.
     pub fn ccid(&self) -> Ccid {
-        if self.controller == Controller::Aggregate {
+        if matches!(
+            self.controller,
+            Controller::Aggregate | Controller::Adaptive
+        ) {
             Ccid::MulTfrcExperimental
         } else {
             self.cc
@@ -622,6 +626,6 @@ mod tests {
             named.transport.count(),
             ConnectionCountConfig::Adaptive(AdaptiveConfig::default())
         );
-        assert_eq!(named.transport.ccid(), Ccid::Tfrc);
+        assert_eq!(named.transport.ccid(), Ccid::MulTfrcExperimental);
     }
 }

@@ -54,6 +54,9 @@ pub enum Body {
         bytes: Box<[u8]>,
         /// The application data it carries.
         payload_len: u32,
+        /// The ECN codepoint its endpoint sends it with (RFC 4340 §12.1:
+        /// ECT(0) on data while ECN is agreed).
+        ecn: Ecn,
     },
 }
 
@@ -362,6 +365,7 @@ mod tests {
             body: Body::Dccp {
                 bytes: [&ports[..], &[0u8; 12]].concat().into(),
                 payload_len: 0,
+                ecn: Ecn::Ect0,
             },
         };
         let mut a = dccp([0x9c, 0x40, 0x13, 0x8c]);

@@ -433,7 +433,7 @@ impl Simulation {
             let ecn = self
                 .flows
                 .get(index)
-                .map_or(Ecn::NotEct, |f| f.codepoint(toward_receiver, &body));
+                .map_or(Ecn::NotEct, |f| f.codepoint(&body));
             let packet = Packet {
                 id: self.next_packet_id,
                 flow: index,

@@ -217,6 +217,9 @@ pub struct TfrcSender {
     /// X_Bps of the equation for one flow (n = 1) at the last feedback with
     /// p > 0, before any target.
     x_equation_one: Option<f64>,
+    /// CE-marked packets the receiver has reported (experimental CCID 248
+    /// option 197), unwrapped from its 32-bit count.
+    ecn_marks: u64,
 }
 
 impl TfrcSender {
@@ -255,6 +258,7 @@ impl TfrcSender {
             feedbacks: 0,
             target_rate: None,
             x_equation_one: None,
+            ecn_marks: 0,
             config,
         }
     }
@@ -336,6 +340,23 @@ impl TfrcSender {
         self.target_rate = rate
             .map(|r| r.bytes_per_sec())
             .filter(|r| r.is_finite() && *r > 0.0);
+    }
+
+    /// Takes the receiver's count of CE-marked packets (modulo 2³², the
+    /// experimental CCID 248's option 197). A count that went back (a
+    /// reordered feedback) is ignored; one that wrapped is unwrapped.
+    pub fn set_ecn_marks_reported(&mut self, count: u32) {
+        let low = (self.ecn_marks & u64::from(u32::MAX)) as u32;
+        let step = count.wrapping_sub(low);
+        // Less than half the 32-bit space ahead: a forward step.
+        if step < 1 << 31 {
+            self.ecn_marks = self.ecn_marks.saturating_add(u64::from(step));
+        }
+    }
+
+    /// The CE-marked packets the receiver has reported so far.
+    pub fn ecn_marks_reported(&self) -> u64 {
+        self.ecn_marks
     }
 
     /// The rate of [`set_target_rate`](Self::set_target_rate).

@@ -187,6 +187,9 @@ pub struct TfrcReceiver {
     rtt: RttTracker,
     meter: ReceiveRateMeter,
     received_packets: u64,
+    /// Data packets that arrived marked Congestion Experienced (duplicates
+    /// excluded).
+    ce_marked: u64,
     received_bytes: u64,
     newest: Option<NewestArrival>,
     /// RFC 4342 §10.2: the lowest sequence number above the open loss event's
@@ -215,6 +218,7 @@ impl TfrcReceiver {
             rtt: RttTracker::default(),
             meter: ReceiveRateMeter::default(),
             received_packets: 0,
+            ce_marked: 0,
             received_bytes: 0,
             newest: None,
             closing_seq: None,
@@ -246,6 +250,12 @@ impl TfrcReceiver {
     /// The highest sequence number received.
     pub fn highest_seq(&self) -> Option<u64> {
         self.detector.highest().map(|mark| mark.seq)
+    }
+
+    /// Data packets that arrived marked Congestion Experienced (RFC 3168),
+    /// duplicates excluded.
+    pub fn ce_marked(&self) -> u64 {
+        self.ce_marked
     }
 
     /// The mean size of the data packets received (duplicates excluded).
@@ -330,6 +340,9 @@ impl TfrcReceiver {
         });
         let size = u64::try_from(packet.size_bytes).unwrap_or(u64::MAX);
         self.received_packets = self.received_packets.saturating_add(1);
+        if ce_marked {
+            self.ce_marked = self.ce_marked.saturating_add(1);
+        }
         self.received_bytes = self.received_bytes.saturating_add(size);
         self.meter.on_bytes(now, size);
         if let Some(rtt) = packet.rtt_estimate {

@@ -17,7 +17,9 @@ use std::time::Duration;
 use super::ack_vector::AckHistory;
 use super::config::{Ccid, ConnectionConfig};
 use super::history::{DataSeqMapper, SendHistory};
-use super::losses_per_event::{decode_losses_per_event, encode_losses_per_event};
+use super::losses_per_event::{
+    decode_ecn_marks, decode_losses_per_event, encode_ecn_marks, encode_losses_per_event,
+};
 use super::window_counter::WindowCounter;
 use crate::cc::ccid2::{Ccid2Sender, ReceiverPacket};
 use crate::cc::fixed_rate::FixedRateSender;
@@ -209,6 +211,9 @@ impl SenderCcid {
                 };
                 if let Some(j) = decode_losses_per_event(packet.options) {
                     sender.set_losses_per_event(j);
+                }
+                if let Some(marks) = decode_ecn_marks(packet.options) {
+                    sender.set_ecn_marks_reported(marks);
                 }
                 if sender.on_feedback(now, &Feedback::Tfrc(feedback)).is_err() {
                     return FeedbackUse::Ignored;
@@ -513,6 +518,9 @@ impl ReceiverCcid {
                     if let Some(j) = receiver.mean_lost_packets() {
                         options.push(encode_losses_per_event(j));
                     }
+                    // Option 197: how many packets came marked CE, so the
+                    // sender can tell congestion from channel loss in p.
+                    options.push(encode_ecn_marks(receiver.ce_marked()));
                 }
                 Some(options)
             }

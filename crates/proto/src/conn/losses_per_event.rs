@@ -30,6 +30,32 @@ pub(crate) fn decode_losses_per_event(options: &crate::wire::options::Options) -
     })
 }
 
+/// Option 197 of the experimental MulTFRC CCID: the data packets received
+/// marked Congestion Experienced so far, modulo 2³², four bytes. The sender
+/// learns from it that congestion, not channel loss, made some of p (the
+/// adaptive connection-count controller cuts on it).
+pub(crate) fn encode_ecn_marks(count: u64) -> DccpOption {
+    DccpOption::Unknown {
+        kind: crate::wire::options::kind::MULTFRC_ECN_MARKS,
+        data: ((count & u64::from(u32::MAX)) as u32)
+            .to_be_bytes()
+            .to_vec(),
+    }
+}
+
+/// The count of option 197, if present and four bytes long.
+pub(crate) fn decode_ecn_marks(options: &crate::wire::options::Options) -> Option<u32> {
+    options.iter().find_map(|o| match o {
+        DccpOption::Unknown { kind, data }
+            if *kind == crate::wire::options::kind::MULTFRC_ECN_MARKS =>
+        {
+            let bytes: [u8; 4] = data.as_slice().try_into().ok()?;
+            Some(u32::from_be_bytes(bytes))
+        }
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +79,28 @@ mod tests {
         let mut small = Options::new();
         small.push(encode_losses_per_event(0.5)).unwrap();
         assert_eq!(decode_losses_per_event(&small), None);
+    }
+
+    /// Option 197 carries the count of CE-marked packets modulo 2³²; a
+    /// count of the wrong length is not used.
+    #[test]
+    fn ecn_marks_option_round_trips_and_wraps() {
+        let mut options = Options::new();
+        options.push(encode_ecn_marks(7)).unwrap();
+        options.push(encode_losses_per_event(1.5)).unwrap();
+        let parsed = Options::parse(&options.to_bytes()).unwrap();
+        assert_eq!(decode_ecn_marks(&parsed), Some(7));
+        let mut wrapped = Options::new();
+        wrapped
+            .push(encode_ecn_marks(u64::from(u32::MAX) + 3))
+            .unwrap();
+        assert_eq!(decode_ecn_marks(&wrapped), Some(2));
+        let mut bad = Options::new();
+        bad.push(DccpOption::Unknown {
+            kind: crate::wire::options::kind::MULTFRC_ECN_MARKS,
+            data: vec![0, 1],
+        })
+        .unwrap();
+        assert_eq!(decode_ecn_marks(&bad), None);
     }
 }

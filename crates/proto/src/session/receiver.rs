@@ -3,6 +3,7 @@
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 use super::SESSION_HEADER_BYTES;
 use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Transmit};
+use crate::ecn::Ecn;
 use crate::time::Instant;
 
 /// Counters of a [`ReceiverSession`].
@@ -57,8 +58,17 @@ impl ReceiverSession {
     }
 
     /// A datagram from the sender; `iss` is used if it opens a connection.
+    /// The same as [`handle_datagram_ecn`](Self::handle_datagram_ecn) with
+    /// Not-ECT.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8], iss: u64) {
-        if let Some(id) = self.endpoint.handle_datagram(now, bytes, iss) {
+        self.handle_datagram_ecn(now, bytes, Ecn::NotEct, iss);
+    }
+
+    /// A datagram from the sender that arrived with the ECN codepoint `ecn`
+    /// (RFC 3168 §5; a Congestion Experienced mark counts as a loss in the
+    /// connection's loss history, RFC 4342 §9).
+    pub fn handle_datagram_ecn(&mut self, now: Instant, bytes: &[u8], ecn: Ecn, iss: u64) {
+        if let Some(id) = self.endpoint.handle_datagram_ecn(now, bytes, ecn, iss) {
             self.collect(now, id);
         }
     }

@@ -8,6 +8,7 @@ use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigErro
 use crate::conn::{
     ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State, Transmit,
 };
+use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::units::Rate;
 
@@ -135,6 +136,8 @@ pub struct SenderSession {
     /// The feedback count of the connection the adaptive controller last
     /// took a sample from (a new sample is one with a higher count).
     last_feedback: Option<(ConnectionId, u64)>,
+    /// The CE marks that connection had reported by then.
+    last_ecn_marks: u64,
 }
 
 impl SenderSession {
@@ -164,6 +167,7 @@ impl SenderSession {
             max_open: 0,
             closed: false,
             last_feedback: None,
+            last_ecn_marks: 0,
         };
         session.update(now);
         Ok(session)
@@ -229,10 +233,17 @@ impl SenderSession {
         Ok(())
     }
 
-    /// A datagram from the receiver.
+    /// A datagram from the receiver. The same as
+    /// [`handle_datagram_ecn`](Self::handle_datagram_ecn) with Not-ECT.
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        self.handle_datagram_ecn(now, bytes, Ecn::NotEct);
+    }
+
+    /// A datagram from the receiver that arrived with the ECN codepoint
+    /// `ecn`.
+    pub fn handle_datagram_ecn(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
         let iss = self.iss();
-        self.endpoint.handle_datagram(now, bytes, iss);
+        self.endpoint.handle_datagram_ecn(now, bytes, ecn, iss);
         self.update(now);
     }
 
@@ -412,8 +423,15 @@ impl SenderSession {
             loss_event_rate: sender.loss_event_rate(),
             equation_rate: sender.equation_rate().map(|r| r.bytes_per_sec()),
             receive_rate: sender.receive_rate().bytes_per_sec(),
-            ce_marks: 0,
+            ce_marks: if self.last_feedback.is_some_and(|(last, _)| last == id) {
+                sender
+                    .ecn_marks_reported()
+                    .saturating_sub(self.last_ecn_marks)
+            } else {
+                0
+            },
         };
+        self.last_ecn_marks = sender.ecn_marks_reported();
         self.last_feedback = Some((id, count));
         if self.counter.on_adaptive_report(now, report).is_some() {
             let target = self

@@ -101,6 +101,9 @@ pub mod kind {
     /// (draft-irtf-iccrg-multfrc), four bytes, j in thousandths of a packet.
     /// Under other CCIDs type 196 means nothing and is not sent.
     pub const MULTFRC_LOSSES_PER_EVENT: u8 = 196;
+    /// Experimental CCID 248 feedback option: the data packets the receiver
+    /// got marked Congestion Experienced so far, modulo 2³² (four bytes).
+    pub const MULTFRC_ECN_MARKS: u8 = 197;
 }
 
 /// The most option bytes a header can carry: a Data Offset of 255 words (1020

@@ -185,8 +185,8 @@ impl DccpEnds {
                 break;
             }
         }
-        while self.server.poll_transmit(now, &mut self.buf).is_some() {
-            out.push((false, self.body()));
+        while let Some((_, transmit)) = self.server.poll_transmit(now, &mut self.buf) {
+            out.push((false, self.body(transmit.ecn)));
         }
         self.drain_events();
         self.read_application_data(now);
@@ -232,36 +232,30 @@ impl DccpEnds {
 
     /// Takes one packet from the client; whether there was one.
     fn transmit_one(&mut self, now: Instant, out: &mut Vec<(bool, Body)>) -> bool {
-        if self.client.poll_transmit(now, &mut self.buf).is_none() {
+        let Some((_, transmit)) = self.client.poll_transmit(now, &mut self.buf) else {
             return false;
-        }
-        out.push((true, self.body()));
+        };
+        out.push((true, self.body(transmit.ecn)));
         true
     }
 
-    /// The ECN codepoint of a packet this flow sends (`toward_receiver`:
-    /// from the client). Every DCCP packet is Not-ECT for now: when the
-    /// endpoints report a codepoint per transmit (RFC 4340 §12.1), this is
-    /// the single place that sets it.
-    pub(super) fn codepoint(&self, toward_receiver: bool) -> Ecn {
-        let _ = toward_receiver;
-        Ecn::NotEct
-    }
-
-    /// The packet in `buf` as a network body.
-    fn body(&self) -> Body {
+    /// The packet in `buf` as a network body, sent with the ECN codepoint
+    /// the endpoint chose for it (RFC 4340 §12.1).
+    fn body(&self, ecn: Ecn) -> Body {
         // DCCP header length is in 32-bit words at byte 4 (RFC 4340 §5.1).
         let header = self.buf.get(4).map_or(0, |w| usize::from(*w) * 4);
         Body::Dccp {
             bytes: self.buf.as_slice().into(),
             payload_len: u32::try_from(self.buf.len().saturating_sub(header)).unwrap_or(0),
+            ecn,
         }
     }
 
-    /// A packet from the client reached the server's host.
-    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8]) {
+    /// A packet from the client reached the server's host with the ECN
+    /// codepoint `ecn` (a queue may have marked it).
+    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
         let iss = self.rng.next_u64();
-        let Some(id) = self.server.handle_datagram(now, bytes, iss) else {
+        let Some(id) = self.server.handle_datagram_ecn(now, bytes, ecn, iss) else {
             return;
         };
         let Some(conn) = self.server.connection(id) else {
@@ -278,9 +272,9 @@ impl DccpEnds {
     }
 
     /// A packet from the server reached the client's host.
-    pub(super) fn on_feedback_side(&mut self, now: Instant, bytes: &[u8], sample: bool) {
+    pub(super) fn on_feedback_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn, sample: bool) {
         let iss = self.rng.next_u64();
-        let Some(id) = self.client.handle_datagram(now, bytes, iss) else {
+        let Some(id) = self.client.handle_datagram_ecn(now, bytes, ecn, iss) else {
             return;
         };
         let Some(conn) = self.client.connection(id) else {

@@ -306,7 +306,7 @@ impl FlowState {
 
     /// The ECN codepoint a packet this flow sends carries in its IP header
     /// (RFC 3168 §5): the one place the runner asks.
-    pub(super) fn codepoint(&self, toward_receiver: bool, body: &Body) -> Ecn {
+    pub(super) fn codepoint(&self, body: &Body) -> Ecn {
         match (&self.endpoints, body) {
             // RFC 3168 §6.1.1: an ECN-capable data sender sets ECT on data
             // segments; §6.1.5: never on retransmissions; §6.1.4: pure ACKs
@@ -316,7 +316,8 @@ impl FlowState {
             {
                 Ecn::Ect0
             }
-            (Endpoints::Dccp(dccp), _) => dccp.codepoint(toward_receiver),
+            // RFC 4340 §12.1: the codepoint the DCCP endpoint chose.
+            (Endpoints::Dccp(_) | Endpoints::Session(_), Body::Dccp { ecn, .. }) => *ecn,
             _ => Ecn::NotEct,
         }
     }
@@ -382,20 +383,22 @@ impl FlowState {
                 }
             }
             match (&mut self.endpoints, &packet.body) {
-                (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) => dccp.on_data_side(now, bytes),
+                (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) => {
+                    dccp.on_data_side(now, bytes, packet.ecn);
+                }
                 (Endpoints::Session(session), Body::Dccp { bytes, .. }) => {
-                    session.on_data_side(now, bytes);
+                    session.on_data_side(now, bytes, packet.ecn);
                 }
                 _ => {}
             }
         } else if let (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) =
             (&mut self.endpoints, &packet.body)
         {
-            dccp.on_feedback_side(now, bytes, now < self.stop);
+            dccp.on_feedback_side(now, bytes, packet.ecn, now < self.stop);
         } else if let (Endpoints::Session(session), Body::Dccp { bytes, .. }) =
             (&mut self.endpoints, &packet.body)
         {
-            session.on_feedback_side(now, bytes, now < self.stop);
+            session.on_feedback_side(now, bytes, packet.ecn, now < self.stop);
         } else if let (Endpoints::Tcp(tcp), Body::TcpAck(ack)) = (&mut self.endpoints, &packet.body)
         {
             if now < self.stop {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_OVERHEAD};
+use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{
     ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
 };
@@ -73,9 +74,13 @@ impl SessionEnds {
         mut rng: SimRng,
         start: Instant,
     ) -> Result<SessionEnds, String> {
-        let aggregate = multi.controller == Controller::Aggregate;
-        // The aggregate runs MulTFRC in the experimental CCID reserved for
-        // it (its receiver reports j).
+        // The aggregate and the adaptive default run the experimental CCID
+        // 248: its receiver reports j (option 196) and its CE marks (option
+        // 197), which the adaptive controller cuts on.
+        let aggregate = matches!(
+            multi.controller,
+            Controller::Aggregate | Controller::Adaptive
+        );
         let ccid = if aggregate {
             Ccid::MulTfrcExperimental
         } else {
@@ -196,13 +201,13 @@ impl SessionEnds {
             if active {
                 self.feed(now);
             }
-            if self.sender.poll_transmit(now, &mut self.buf).is_none() {
+            let Some(transmit) = self.sender.poll_transmit(now, &mut self.buf) else {
                 break;
-            }
-            out.push((true, body(&self.buf)));
+            };
+            out.push((true, body(&self.buf, transmit.ecn)));
         }
-        while self.receiver.poll_transmit(now, &mut self.buf).is_some() {
-            out.push((false, body(&self.buf)));
+        while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
+            out.push((false, body(&self.buf, transmit.ecn)));
         }
         while self.sender.poll_event().is_some() {}
         self.read(now);
@@ -257,10 +262,11 @@ impl SessionEnds {
         }
     }
 
-    /// A packet from the sender reached the receiver's host.
-    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8]) {
+    /// A packet from the sender reached the receiver's host with the ECN
+    /// codepoint `ecn`.
+    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
         let iss = self.rng.next_u64();
-        self.receiver.handle_datagram(now, bytes, iss);
+        self.receiver.handle_datagram_ecn(now, bytes, ecn, iss);
         let endpoint = self.receiver.endpoint();
         let mut received = 0;
         for id in endpoint.connection_ids() {
@@ -281,8 +287,8 @@ impl SessionEnds {
     }
 
     /// A packet from the receiver reached the sender's host.
-    pub(super) fn on_feedback_side(&mut self, now: Instant, bytes: &[u8], sample: bool) {
-        self.sender.handle_datagram(now, bytes);
+    pub(super) fn on_feedback_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn, sample: bool) {
+        self.sender.handle_datagram_ecn(now, bytes, ecn);
         if sample {
             let endpoint = self.sender.endpoint();
             let rtts: Vec<f64> = endpoint
@@ -351,11 +357,12 @@ impl SessionEnds {
     }
 }
 
-fn body(buf: &[u8]) -> Body {
+fn body(buf: &[u8], ecn: Ecn) -> Body {
     let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
     Body::Dccp {
         bytes: buf.into(),
         payload_len: u32::try_from(buf.len().saturating_sub(header + SESSION_HEADER_BYTES))
             .unwrap_or(0),
+        ecn,
     }
 }
