@@ -342,6 +342,11 @@ impl TfrcSender {
             .filter(|r| r.is_finite() && *r > 0.0);
     }
 
+    /// The rate of [`set_target_rate`](Self::set_target_rate).
+    pub fn target_rate(&self) -> Option<Rate> {
+        self.target_rate.map(Rate::from_bytes_per_sec)
+    }
+
     /// Takes the receiver's count of CE-marked packets (modulo 2³², the
     /// experimental CCID 248's option 197). A count that went back (a
     /// reordered feedback) is ignored; one that wrapped is unwrapped.
@@ -357,11 +362,6 @@ impl TfrcSender {
     /// The CE-marked packets the receiver has reported so far.
     pub fn ecn_marks_reported(&self) -> u64 {
         self.ecn_marks
-    }
-
-    /// The rate of [`set_target_rate`](Self::set_target_rate).
-    pub fn target_rate(&self) -> Option<Rate> {
-        self.target_rate.map(Rate::from_bytes_per_sec)
     }
 
     /// X_Bps of RFC 5348's equation for one flow at the last feedback with

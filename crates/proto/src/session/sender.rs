@@ -422,6 +422,7 @@ impl SenderSession {
             packet_time,
             loss_event_rate: sender.loss_event_rate(),
             equation_rate: sender.equation_rate().map(|r| r.bytes_per_sec()),
+            losses_per_event: sender.losses_per_event(),
             receive_rate: sender.receive_rate().bytes_per_sec(),
             ce_marks: if self.last_feedback.is_some_and(|(last, _)| last == id) {
                 sender

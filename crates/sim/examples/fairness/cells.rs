@@ -357,6 +357,10 @@ impl FairCell {
 pub struct FairResult {
     pub ratio: f64,
     pub harm: f64,
+    /// With a lossy hop after the wire: the stream's goodput over what it
+    /// could have had, the smaller of the hop's B_w(1 − p_w) × payload
+    /// share and the wire's fair share C/(N + 1) × 1460/1500.
+    pub fill: Option<f64>,
     pub stream_mbit: f64,
     pub tcp_mbit: f64,
     pub n_mean: Option<f64>,
@@ -409,9 +413,16 @@ pub fn run_fair(
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let tcp_with = mean(&with_stream[1..]);
     let tcp_without = mean(&baseline[1..]);
+    let fill = lossy.map(|(rate, p)| {
+        let hop = rate * 1e6 * (1.0 - p) * PAYLOAD / WIRE;
+        let fair_share =
+            cell.bottleneck_mbit as f64 * 1e6 / (cell.tcp as f64 + 1.0) * PAYLOAD / 1500.0;
+        with_stream[0] / hop.min(fair_share)
+    });
     Ok(FairResult {
         ratio: with_stream[0] / tcp_with,
         harm: 1.0 - tcp_with / tcp_without,
+        fill,
         stream_mbit: with_stream[0] / 1e6,
         tcp_mbit: tcp_with / 1e6,
         n_mean,

@@ -338,17 +338,30 @@ fn render(args: &Args, jobs: &[Job], results: &[Option<Outcome>]) -> String {
         }
         let met = cells
             .iter()
-            .filter(|(_, _, r)| r.as_ref().is_ok_and(|r| r.ratio <= 1.25 && r.harm <= 0.10))
+            .filter(|(_, _, r)| {
+                r.as_ref().is_ok_and(|r| {
+                    r.ratio <= 1.25 && r.harm <= 0.10 && r.fill.is_none_or(|f| f >= 0.95)
+                })
+            })
             .count();
         writeln!(
             out,
             "{title}\n\n\
              The stream's goodput over the mean NewReno flow's (target ≤ 1.25), and the harm: how \
              much less the NewReno flows got than when the stream is replaced by one more NewReno \
-             flow (target ≤ 10 %). {met} of {} cells meet both.\n\n\
-             | bottleneck | queue | NewReno flows | RTT |{} stream | mean TCP | ratio | harm | n |\n|---|---|---|---|{}---|---|---|---|---|",
+             flow (target ≤ 10 %).{} {met} of {} cells meet {}.\n\n\
+             | bottleneck | queue | NewReno flows | RTT |{} stream | mean TCP | ratio | harm |{} n |\n|---|---|---|---|{}---|---|---|---|{}---|",
+            if both {
+                " Fill: the stream's goodput over what it could have had, the smaller of the lossy hop's \
+                 B_w(1 − p_w) × 1460/1508 and the wire's fair share C/(N + 1) × 1460/1500 (target ≥ 0.95)."
+            } else {
+                ""
+            },
             cells.len(),
+            if both { "all three" } else { "both" },
             if both { " lossy hop |" } else { "" },
+            if both { " fill |" } else { "" },
+            if both { "---|" } else { "" },
             if both { "---|" } else { "" }
         )
         .unwrap();
@@ -359,7 +372,7 @@ fn render(args: &Args, jobs: &[Job], results: &[Option<Outcome>]) -> String {
             match r {
                 Ok(r) => writeln!(
                     out,
-                    "| {} Mbit/s | {} | {} | {} ms |{hop} {:.2} Mbit/s | {:.2} Mbit/s | {:.2}{} | {:.1} %{} | {} |",
+                    "| {} Mbit/s | {} | {} | {} ms |{hop} {:.2} Mbit/s | {:.2} Mbit/s | {:.2}{} | {:.1} %{} |{} {} |",
                     c.bottleneck_mbit,
                     c.queue.name(),
                     c.tcp,
@@ -370,6 +383,10 @@ fn render(args: &Args, jobs: &[Job], results: &[Option<Outcome>]) -> String {
                     if r.ratio <= 1.25 { "" } else { " ✗" },
                     100.0 * r.harm,
                     if r.harm <= 0.10 { "" } else { " ✗" },
+                    r.fill.map_or(String::new(), |f| format!(
+                        " {f:.2}{} |",
+                        if f >= 0.95 { "" } else { " ✗" }
+                    )),
                     r.n_mean.map_or("—".to_owned(), |n| format!("{n:.1}")),
                 ),
                 Err(e) => writeln!(

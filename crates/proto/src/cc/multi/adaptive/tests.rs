@@ -13,9 +13,11 @@ fn report(rtt: u64, p: f64) -> Report {
     Report {
         rtt_sample: ms(rtt),
         srtt: ms(100),
-        packet_time: None,
+        // 2.5 ms packets: T = k · 2.5 ms = 5 ms.
+        packet_time: Some(Duration::from_micros(2500)),
         loss_event_rate: p,
         equation_rate: (p > 0.0).then_some(EQUATION),
+        losses_per_event: 1.0,
         receive_rate: 1e9,
         ce_marks: 0,
     }
@@ -76,7 +78,7 @@ fn a_growing_queue_above_the_target_is_cut_and_a_draining_one_held() {
         ..AdaptiveConfig::default()
     };
     let (mut c, mut now) = warmed(config);
-    // T = γ·base = 5 ms. A queue of 30 ms, more than the last window's:
+    // T = k·s/X_max = 5 ms. A queue of 30 ms, more than the last window's:
     // cut by g·(q − T)/W = 0.5 × 25 ms / 200 ms = 6.25 %.
     let d = feed(&mut c, &mut now, 200, report(130, 0.01));
     assert_eq!(d.len(), 1);
@@ -105,15 +107,17 @@ fn a_cut_starts_from_what_the_path_delivered() {
     };
     let mut c = AdaptiveCounter::new(config);
     let mut now = Instant::ZERO;
-    // The target is 400 kB/s but the receiver gets 99 kB/s at p = 1 %: the
+    // The target is 400 kB/s but the receiver gets 96 kB/s at p = 1 %
+    // with 4 packets lost per loss event: 4 % of the packets are lost, the
     // path carries 100 kB/s; the cut applies to that.
     let squeezed = |rtt, p| Report {
-        receive_rate: 99_000.0,
+        receive_rate: 96_000.0,
+        losses_per_event: 4.0,
         ..report(rtt, p)
     };
     feed(&mut c, &mut now, 225, squeezed(100, 0.0));
     let d = feed(&mut c, &mut now, 200, squeezed(130, 0.01));
-    let expected = 99_000.0 / 0.99 * 0.9375;
+    let expected = 96_000.0 / 0.96 * 0.9375;
     assert!((d[0].target_rate.unwrap() - expected).abs() < 1e-6);
     // The next window holds, even though the queue still grows: the cut
     // shows a window later.
@@ -122,7 +126,7 @@ fn a_cut_starts_from_what_the_path_delivered() {
 }
 
 #[test]
-fn the_window_mean_sees_a_queue_the_minimum_misses() {
+fn the_window_maximum_and_mean_see_a_queue_the_minimum_misses() {
     let alternate = |c: &mut AdaptiveCounter, now: &mut Instant| {
         for i in 0..40 {
             *now += ms(25);
@@ -130,9 +134,15 @@ fn the_window_mean_sees_a_queue_the_minimum_misses() {
             c.on_report(*now, report(rtt, 0.01));
         }
     };
-    // Samples alternate between 100 ms and 300 ms: the mean has a 100 ms
-    // queue, the minimum none.
-    let (mut mean, mut now) = warmed(AdaptiveConfig::default());
+    // Samples alternate between 100 ms and 300 ms: the maximum (the
+    // default) has a 200 ms queue, the mean 100 ms, the minimum none.
+    let (mut max, mut now) = warmed(AdaptiveConfig::default());
+    alternate(&mut max, &mut now);
+    assert_eq!(max.n(), 1.0);
+    let (mut mean, mut now) = warmed(AdaptiveConfig {
+        queue_measure: QueueMeasure::WindowMean,
+        ..AdaptiveConfig::default()
+    });
     alternate(&mut mean, &mut now);
     assert_eq!(mean.n(), 1.0);
     let (mut min, mut now) = warmed(AdaptiveConfig {
@@ -144,15 +154,14 @@ fn the_window_mean_sees_a_queue_the_minimum_misses() {
 }
 
 #[test]
-fn the_target_delay_is_k_packet_times_at_the_highest_receive_rate_or_gamma_base() {
+fn the_target_delay_is_k_packet_times_at_the_highest_receive_rate() {
     let mut c = AdaptiveCounter::new(AdaptiveConfig::default());
     let mut now = Instant::ZERO;
     let with_packets = |rtt, packet_ms, p| Report {
         packet_time: Some(ms(packet_ms)),
         ..report(rtt, p)
     };
-    // 10 ms packets: T = 2 × 10 = 20 ms > γ·base = 5 ms; a queue of 20 ms
-    // holds n.
+    // 10 ms packets: T = 2 × 10 = 20 ms; a queue of 20 ms holds n.
     feed(&mut c, &mut now, 225, with_packets(100, 10, 0.0));
     let d = feed(&mut c, &mut now, 200, with_packets(120, 10, 0.01));
     assert_eq!(d[0].target, ms(20));
@@ -165,7 +174,7 @@ fn the_target_delay_is_k_packet_times_at_the_highest_receive_rate_or_gamma_base(
 }
 
 #[test]
-fn an_ecn_mark_cuts_by_a_quarter_whatever_the_delay() {
+fn an_ecn_mark_brings_the_target_down_to_one_flow_whatever_the_delay() {
     let config = AdaptiveConfig {
         initial: 8.0,
         ..AdaptiveConfig::default()
@@ -178,7 +187,8 @@ fn an_ecn_mark_cuts_by_a_quarter_whatever_the_delay() {
     let d = feed(&mut c, &mut now, 200, marked);
     assert_eq!(d.len(), 1);
     assert!(d[0].congested);
-    assert!((c.n() - 6.0).abs() < 1e-9);
+    assert_eq!(c.n(), 1.0);
+    assert_eq!(c.target_rate(), Some(EQUATION));
 }
 
 #[test]
@@ -236,6 +246,7 @@ proptest! {
                 packet_time: (packet > 0).then(|| ms(packet)),
                 loss_event_rate: p as f64 * 0.01,
                 equation_rate: (p > 0).then_some(EQUATION),
+                losses_per_event: 1.0,
                 receive_rate: receive as f64 * 1000.0,
                 ce_marks: marks,
             };
