@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show what fairstream does: one TFRC connection against several over an emulated lossy link
+    /// Show what fairstream does: one TFRC connection against the adaptive default over an emulated lossy link
     ///
     /// On loopback: an emulated wireless link (2 Mbit/s, RTT 100 ms, 3 %
     /// loss by default), about 20 s of generated video encoded live across it
