@@ -52,8 +52,10 @@
 //!
 //! With `ecn = true` an AQM marks ECN-capable packets CE where it would
 //! drop them (RFC 3168 §5); Not-ECT packets are dropped as before and a full
-//! queue always drops. Only TCP flows with `ecn = true` send ECT packets;
-//! DCCP, CBR and on-off flows are Not-ECT.
+//! queue always drops. DCCP data packets are ECT(0) once both ends agreed
+//! on ECN (RFC 4340 §12.1; the default), TCP segments only with `ecn =
+//! true`; CBR and on-off flows are Not-ECT. Every key, with its unit and
+//! default, is in `docs/scenarios.md`.
 //!
 //! A DCCP flow may carry video: `media = { source = "generated" | "clip.264"
 //! | "trace.st", fps, frames, gop, bitrate, slice_max, width, height, mode,
@@ -284,12 +286,12 @@ pub struct MultiConnection {
     /// 001.
     pub rtt_min_lifetime: Option<Duration>,
     /// `gamma`: the RTT-driven controller's γ instead of its preset's
-    /// (MULTFRC 0.2, adaptive 0.1: the share of the base RTT its target
+    /// (MULTFRC 0.2, adaptive 0: the share of the base RTT its target
     /// queueing delay is at least).
     pub gamma: Option<f64>,
     /// `queue_packets`: the controller's k, the queueing delay tolerated in
     /// packet times at the highest receive rate seen, instead of its
-    /// preset's (adaptive 4, the papers' rules 0).
+    /// preset's (adaptive 2, the papers' rules 0).
     pub queue_packets: Option<f64>,
     /// `startup`: whether the IIAD rules' count grows by α per decision
     /// until the first congested one (default false; the adaptive
