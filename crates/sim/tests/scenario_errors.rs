@@ -4,32 +4,9 @@
 use fairstream_sim::scenario::{Scenario, ScenarioError};
 use proptest::prelude::*;
 
-/// A valid scenario; line numbers below refer to it.
-const BASE: &str = r#"[run]
-duration = "60s"
-seed = 1
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[node]]
-name = "c"
-[[link]]
-between = ["a", "b"]
-rate = "5mbit"
-delay = "20ms"
-queue = { kind = "droptail", packets = 50 }
-loss = { kind = "bernoulli", p = 0.02 }
-[[link]]
-between = ["b", "c"]
-rate = "2mbit"
-delay = "5ms"
-[[flow]]
-name = "video"
-from = "a"
-to = "c"
-transport = { cc = "tfrc" }
-"#;
+mod common;
+
+use common::{assert_refused, replaced, BASE};
 
 /// An extra flow appended after line 24, starting at line 25.
 const EXTRA_FLOW: &str = r#"[[flow]]
@@ -38,32 +15,6 @@ from = "a"
 to = "c"
 transport = { cc = "cbr", rate = "1mbit" }
 "#;
-
-fn replaced(from: &str, to: &str) -> String {
-    assert!(BASE.contains(from), "test bug: {from:?} not in BASE");
-    BASE.replacen(from, to, 1)
-}
-
-/// Parses `text` as `bad.toml`, expects an error, and checks that it names
-/// the file, `line {line}` and every one of `needles`.
-#[track_caller]
-fn assert_refused(text: &str, line: usize, needles: &[&str]) {
-    let message = match Scenario::from_str(text, "bad.toml") {
-        Ok(_) => panic!("accepted:\n{text}"),
-        Err(e) => e.to_string(),
-    };
-    assert!(message.contains("bad.toml"), "no file name in: {message}");
-    assert!(
-        message.contains(&format!("line {line},")),
-        "expected line {line} in: {message}"
-    );
-    for needle in needles {
-        assert!(
-            message.contains(needle),
-            "expected {needle:?} in: {message}"
-        );
-    }
-}
 
 #[test]
 fn base_is_valid() {

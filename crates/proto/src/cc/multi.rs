@@ -270,7 +270,7 @@ pub struct ConnectionCounter {
     packet_time_sum: f64,
     packet_time_len: usize,
     /// Recent `ave_rtt`s (time, value), for the expiring minimum.
-    history: VecDeque<(Instant, Duration)>,
+    history: ExpiringMinimum,
     last_ave_rtt: Option<Duration>,
     decisions: u64,
     /// Whether a decision has found congestion yet (ends the start-up).
@@ -317,7 +317,7 @@ impl ConnectionCounter {
             window_len: 0,
             packet_time_sum: 0.0,
             packet_time_len: 0,
-            history: VecDeque::new(),
+            history: ExpiringMinimum::default(),
             last_ave_rtt: None,
             decisions: 0,
             congestion_seen: false,
@@ -361,7 +361,7 @@ impl ConnectionCounter {
     pub fn rtt_min(&self) -> Option<Duration> {
         match &self.adaptive {
             Some(adaptive) => adaptive.base_rtt(),
-            None => self.history.front().map(|(_, rtt)| *rtt),
+            None => self.history.min(),
         }
     }
 
@@ -437,21 +437,7 @@ impl ConnectionCounter {
         self.packet_time_sum = 0.0;
         self.packet_time_len = 0;
         self.last_ave_rtt = Some(ave_rtt);
-        if let Some(lifetime) = config.rtt_min_lifetime {
-            while self
-                .history
-                .front()
-                .is_some_and(|(at, _)| now.saturating_duration_since(*at) > lifetime)
-            {
-                self.history.pop_front();
-            }
-        }
-        // A sliding-window minimum: values that a newer, smaller one
-        // outlives can never be the minimum again.
-        while self.history.back().is_some_and(|(_, r)| *r >= ave_rtt) {
-            self.history.pop_back();
-        }
-        self.history.push_back((now, ave_rtt));
+        self.history.push(now, ave_rtt, config.rtt_min_lifetime);
         let rtt_min = self.rtt_min().unwrap_or(ave_rtt);
         // Paper 001 eq. 6 / paper 000 eq. 2.
         let queueing = ave_rtt.saturating_sub(rtt_min).as_secs_f64();
@@ -482,6 +468,48 @@ impl ConnectionCounter {
             congested,
             n: self.n,
         })
+    }
+}
+
+/// The smallest RTT of the last `lifetime` (of all time without one): a
+/// sliding-window minimum, shared by the IIAD rules' `rtt_min` and the
+/// adaptive controller's base RTT.
+#[derive(Clone, Debug, Default)]
+struct ExpiringMinimum {
+    /// (time, value), increasing in both from front to back: a value that
+    /// a newer, smaller one outlives can never be the minimum again.
+    entries: VecDeque<(Instant, Duration)>,
+}
+
+impl ExpiringMinimum {
+    /// At most this many entries (one per distinct new minimum within the
+    /// lifetime; without a lifetime only the minimum stays), against a peer
+    /// whose samples keep rising: the oldest goes first.
+    const MAX_ENTRIES: usize = 4096;
+
+    /// Takes `value` seen at `now`; entries older than `lifetime` expire.
+    fn push(&mut self, now: Instant, value: Duration, lifetime: Option<Duration>) {
+        if let Some(lifetime) = lifetime {
+            while self
+                .entries
+                .front()
+                .is_some_and(|(at, _)| now.saturating_duration_since(*at) > lifetime)
+            {
+                self.entries.pop_front();
+            }
+        }
+        while self.entries.back().is_some_and(|(_, v)| *v >= value) {
+            self.entries.pop_back();
+        }
+        self.entries.push_back((now, value));
+        if self.entries.len() > Self::MAX_ENTRIES {
+            self.entries.pop_front();
+        }
+    }
+
+    /// The minimum, once a value has been seen.
+    fn min(&self) -> Option<Duration> {
+        self.entries.front().map(|(_, v)| *v)
     }
 }
 

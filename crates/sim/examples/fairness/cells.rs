@@ -4,7 +4,6 @@
 
 #![allow(dead_code, unreachable_pub, missing_docs)] // a module shared by an example and a test; each takes what it needs
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use fairstream_sim::runner::Simulation;
@@ -57,8 +56,8 @@ impl Channel {
     }
 
     /// The `loss` table of the hop, and its mean capacity in bit/s.
-    pub fn loss(self, bw_bps: f64, p: f64) -> (String, f64) {
-        match self {
+    pub fn loss(self, bw_bps: f64, p: f64) -> Result<(String, f64), String> {
+        Ok(match self {
             Channel::Bernoulli => (
                 format!("loss = {{ kind = \"bernoulli\", p = {p} }}"),
                 bw_bps,
@@ -80,7 +79,7 @@ impl Channel {
             }
             Channel::Trace(file) => {
                 let path = shared_trace(file);
-                let mean = trace_mean_bps(&path);
+                let mean = trace_mean_bps(&path)?;
                 (
                     format!(
                         "loss = {{ kind = \"trace\", up = \"{}\", down = \"{}\" }}",
@@ -90,7 +89,7 @@ impl Channel {
                     mean,
                 )
             }
-        }
+        })
     }
 }
 
@@ -102,16 +101,18 @@ pub fn shared_trace(file: &str) -> PathBuf {
 
 /// A mahimahi trace's mean capacity: 1504 bytes per delivery opportunity
 /// over its span.
-pub fn trace_mean_bps(path: &PathBuf) -> f64 {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (../shared/data beside the repository)",
+pub fn trace_mean_bps(path: &PathBuf) -> Result<f64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "{}: {e} (the traces are in ../shared/data beside the repository)",
             path.display()
         )
-    });
+    })?;
     let stamps: Vec<u64> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-    let span_ms = stamps.last().copied().unwrap_or(1).max(1) as f64;
-    stamps.len() as f64 * 1504.0 * 8.0 / (span_ms / 1000.0)
+    match stamps.last() {
+        Some(&last) if last > 0 => Ok(stamps.len() as f64 * 1504.0 * 8.0 / (last as f64 / 1000.0)),
+        _ => Err(format!("{}: no delivery opportunities", path.display())),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -124,11 +125,11 @@ pub struct FullCell {
 }
 
 impl FullCell {
-    pub fn scenario(&self, setup: &Setup) -> (String, f64) {
+    pub fn scenario(&self, setup: &Setup) -> Result<(String, f64), String> {
         let bw = self.bw_mbit * 1e6;
         let hop_delay = (self.rtt_ms as f64 / 4.0).min(5.0);
         let wired_delay = self.rtt_ms as f64 / 2.0 - hop_delay;
-        let (loss, capacity) = self.channel.loss(bw, self.p);
+        let (loss, capacity) = self.channel.loss(bw, self.p)?;
         // The hop's buffer: one BDP at its (mean) capacity, at least 20
         // packets.
         let bdp = (capacity * self.rtt_ms as f64 / 1000.0 / 8.0 / WIRE).ceil() as u64;
@@ -153,7 +154,7 @@ impl FullCell {
             Channel::Trace(_) => capacity * PAYLOAD / WIRE,
             _ => capacity * (1.0 - self.p) * PAYLOAD / WIRE,
         };
-        (text, ideal)
+        Ok((text, ideal))
     }
 }
 
@@ -166,7 +167,7 @@ pub struct FullResult {
 }
 
 pub fn run_full(cell: &FullCell, setup: &Setup) -> Result<FullResult, String> {
-    let (text, ideal) = cell.scenario(setup);
+    let (text, ideal) = cell.scenario(setup)?;
     dump(
         setup,
         &format!(
@@ -310,44 +311,35 @@ impl FairCell {
             self.bottleneck_mbit,
             self.queue.table(bdp)
         );
-        match lossy {
-            Some((rate, p)) => write!(
-                text,
+        text.push_str(&match lossy {
+            Some((rate, p)) => format!(
                 "[[link]]\nbetween = [\"right\", \"client\"]\nrate = \"{}kbit\"\ndelay = \"{access}ms\"\n\
                  queue = {{ kind = \"droptail\", packets = 100 }}\nloss = {{ kind = \"bernoulli\", p = {p} }}\n",
                 (rate * 1e3).round()
             ),
-            None => write!(
-                text,
+            None => format!(
                 "[[link]]\nbetween = [\"right\", \"client\"]\nrate = \"10gbit\"\ndelay = \"{access}ms\"\n"
             ),
-        }
-        .unwrap();
+        });
         if stream {
-            write!(
-                text,
+            text.push_str(&format!(
                 "[[flow]]\nname = \"stream\"\nfrom = \"server\"\nto = \"client\"\n{}\n",
                 stream_transport(&setup.controller)
-            )
-            .unwrap();
+            ));
         } else {
-            write!(
-                text,
+            text.push_str(&format!(
                 "[[flow]]\nname = \"extra-tcp\"\nfrom = \"server\"\nto = \"client\"\n\
                  transport = {{ cc = \"tcp-newreno\", min_rto = \"200ms\"{ecn} }}\n"
-            )
-            .unwrap();
+            ));
         }
         for i in 0..self.tcp {
-            write!(
-                text,
+            text.push_str(&format!(
                 "[[node]]\nname = \"src{i}\"\n\
                  [[link]]\nbetween = [\"src{i}\", \"left\"]\nrate = \"10gbit\"\ndelay = \"{access}ms\"\n\
                  [[flow]]\nname = \"tcp{i}\"\nfrom = \"src{i}\"\nto = \"sink\"\nstart = \"{}ms\"\n\
                  transport = {{ cc = \"tcp-newreno\", min_rto = \"200ms\"{ecn} }}\n",
                 100 * (i + 1)
-            )
-            .unwrap();
+            ));
         }
         text
     }

@@ -20,6 +20,10 @@
 //! convergence). A benchmark: it measures and reports, it asserts nothing;
 //! `crates/sim/tests/fairness.rs` pins a reduced set with the same bounds.
 
+// The `unwrap`s below cannot fail on input: `writeln!` into a `String` is
+// infallible; a poisoned lock or a failed `join` can only follow a panic in
+// a worker, which they pass on; `Arc::try_unwrap` runs after every worker
+// has been joined. Bad arguments and unreadable files are errors, not panics.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 #![allow(missing_docs)]
 

@@ -95,7 +95,6 @@
 //! first loss interval is computed from one flow's receive rate (RFC 5348
 //! §6.3.1), and a higher target would only multiply the overshoot.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::time::Instant;
@@ -215,7 +214,7 @@ pub struct AdaptiveCounter {
     n: f64,
     /// (time, sample) pairs whose minimum is the base RTT: a sliding-window
     /// minimum, increasing from front to back.
-    base: VecDeque<(Instant, Duration)>,
+    base: super::ExpiringMinimum,
     window_min: Option<Duration>,
     window_max: Option<Duration>,
     /// Sum and count of the window's samples, for its mean.
@@ -248,7 +247,7 @@ impl AdaptiveCounter {
         AdaptiveCounter {
             n: config.initial.clamp(config.min, config.max),
             config,
-            base: VecDeque::new(),
+            base: super::ExpiringMinimum::default(),
             window_min: None,
             window_max: None,
             window_sum: Duration::ZERO,
@@ -286,7 +285,7 @@ impl AdaptiveCounter {
 
     /// The base RTT, once a sample has been seen.
     pub fn base_rtt(&self) -> Option<Duration> {
-        self.base.front().map(|(_, rtt)| *rtt)
+        self.base.min()
     }
 
     /// The last decision.
@@ -307,25 +306,7 @@ impl AdaptiveCounter {
         if sample.is_zero() || sample > Duration::from_secs(3600) {
             return None;
         }
-        if let Some(lifetime) = self.config.rtt_min_lifetime {
-            while self
-                .base
-                .front()
-                .is_some_and(|(at, _)| now.saturating_duration_since(*at) > lifetime)
-            {
-                self.base.pop_front();
-            }
-        }
-        while self.base.back().is_some_and(|(_, r)| *r >= sample) {
-            self.base.pop_back();
-        }
-        self.base.push_back((now, sample));
-        // The deque holds one entry per distinct new minimum within the
-        // lifetime; without a lifetime only the minimum stays. Bound it
-        // anyway against a peer whose samples keep falling.
-        if self.base.len() > 4096 {
-            self.base.pop_front();
-        }
+        self.base.push(now, sample, self.config.rtt_min_lifetime);
         self.window_min = Some(self.window_min.map_or(sample, |m| m.min(sample)));
         self.window_max = Some(self.window_max.map_or(sample, |m| m.max(sample)));
         self.window_sum += sample;
