@@ -13,10 +13,12 @@
 //!
 //! [`Connection`]: crate::conn::Connection
 
+pub mod arq;
 mod receiver;
 pub mod reorder;
 mod sender;
 
+pub use arq::{ArqConfig, DatagramMeta, ReceiverArqStats, SenderArqStats};
 pub use receiver::{ReceiverSession, ReceiverSessionStats};
 pub use reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 pub use sender::{SenderSession, SessionConfig, SessionEvent, SessionSendError, SplitPolicy};

@@ -1,10 +1,19 @@
 //! The receiving side of a multi-connection session.
 
+use std::time::Duration;
+
+use super::arq::{NakTracker, ReceiverArqStats, SESSION_SSRC};
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 use super::SESSION_HEADER_BYTES;
-use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Transmit};
+use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, State, Transmit};
 use crate::ecn::Ecn;
 use crate::time::Instant;
+use crate::wire::rtcp::GenericNack;
+
+/// The RTT assumed before any connection has one.
+const RTT_BEFORE_SAMPLES: Duration = Duration::from_millis(100);
+/// The most sequence numbers one round of requests names.
+const MAX_REQUESTS_PER_ROUND: usize = 4096;
 
 /// Counters of a [`ReceiverSession`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -13,6 +22,8 @@ pub struct ReceiverSessionStats {
     pub malformed: u64,
     /// The reorder buffer's counters.
     pub reorder: ReorderStats,
+    /// What the receiver asked to be resent, and got.
+    pub arq: ReceiverArqStats,
 }
 
 /// The receiver of one stream over several connections: it accepts the
@@ -24,6 +35,17 @@ pub struct ReceiverSession {
     endpoint: Endpoint,
     reorder: ReorderBuffer,
     malformed: u64,
+    /// Ask for what is lost ([`with_arq`](Self::with_arq)).
+    arq: bool,
+    naks: NakTracker,
+    /// The playout delay the stream is played with, if known.
+    playout_delay: Option<Duration>,
+    /// The reorder buffer's own bounds, before the playout delay and the RTT
+    /// adjust them.
+    base_reorder: ReorderConfig,
+    /// The connection that delivered last (requests go back on it).
+    last_lane: Option<ConnectionId>,
+    rtt: Option<Duration>,
 }
 
 impl ReceiverSession {
@@ -41,6 +63,61 @@ impl ReceiverSession {
             }),
             reorder: ReorderBuffer::new(reorder),
             malformed: 0,
+            arq: false,
+            naks: NakTracker::default(),
+            playout_delay: None,
+            base_reorder: reorder,
+            last_lane: None,
+            rtt: None,
+        }
+    }
+
+    /// Asks for lost datagrams (RTCP Generic NACKs, see
+    /// [`arq`](super::arq)) and holds gaps for their retransmission, when
+    /// `enabled`; with a playout delay, only while the delay is at least two
+    /// RTTs (a retransmission needs one RTT and must still be in time).
+    pub fn with_arq(mut self, enabled: bool) -> ReceiverSession {
+        self.arq = enabled;
+        self.base_reorder.hold_lost = enabled;
+        self.tune();
+        self
+    }
+
+    /// The stream is played `delay` after its first datagram: a gap is
+    /// waited for at most the delay less one RTT, so that what follows it
+    /// is still in time.
+    pub fn with_playout_delay(mut self, delay: Duration) -> ReceiverSession {
+        self.playout_delay = Some(delay);
+        self.tune();
+        self
+    }
+
+    /// Whether requests may go out now: ARQ on, and the playout delay (if
+    /// any) at least two RTTs.
+    fn asking(&self) -> bool {
+        self.arq
+            && self
+                .playout_delay
+                .is_none_or(|delay| delay >= 2 * self.rtt.unwrap_or(RTT_BEFORE_SAMPLES))
+    }
+
+    /// Sets the reorder buffer's waits from the playout delay and the RTT.
+    fn tune(&mut self) {
+        let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
+        let base = self.base_reorder;
+        let max_wait = match self.playout_delay {
+            Some(delay) => delay.saturating_sub(rtt).max(rtt.min(delay)),
+            None => base.max_wait,
+        };
+        let hold = self.asking();
+        let mut config = *self.reorder.config();
+        config.max_wait = max_wait;
+        config.lane_timeout = base.lane_timeout.max(8 * rtt);
+        config.hold_lost = hold;
+        if config != *self.reorder.config() {
+            self.reorder.set_max_wait(config.max_wait);
+            self.reorder.set_lane_timeout(config.lane_timeout);
+            self.reorder.set_hold_lost(config.hold_lost);
         }
     }
 
@@ -54,6 +131,7 @@ impl ReceiverSession {
         ReceiverSessionStats {
             malformed: self.malformed,
             reorder: self.reorder.stats(),
+            arq: self.naks.stats,
         }
     }
 
@@ -79,6 +157,7 @@ impl ReceiverSession {
             self.endpoint.handle_timeout(now);
         }
         self.reorder.handle_timeout(now);
+        self.after_reorder(now);
     }
 
     /// The next packet to send (feedback, handshake).
@@ -88,10 +167,20 @@ impl ReceiverSession {
 
     /// When [`handle_timeout`](Self::handle_timeout) must run.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.endpoint.poll_timeout(), self.reorder.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        let repeat = if self.asking() {
+            self.naks
+                .next_repeat(self.rtt.unwrap_or(RTT_BEFORE_SAMPLES))
+        } else {
+            None
+        };
+        [
+            self.endpoint.poll_timeout(),
+            self.reorder.poll_timeout(),
+            repeat,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The next datagram of the stream, in order, without the session
@@ -111,12 +200,81 @@ impl ReceiverSession {
                 continue;
             };
             let seq = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-            self.reorder.push_from(
+            if let Some(extended) = self.reorder.push_from(
                 now,
                 id.remote_port,
                 seq,
                 datagram[SESSION_HEADER_BYTES..].to_vec(),
-            );
+            ) {
+                self.naks.arrived(extended);
+            }
+            self.last_lane = Some(id);
+        }
+        if let Some(rtt) = conn
+            .tfrc_receiver()
+            .and_then(|r| r.rtt())
+            .or(conn.stats().rtt)
+        {
+            self.rtt = Some(rtt);
+            self.tune();
+        }
+        self.after_reorder(now);
+    }
+
+    /// Forgets requests the reorder buffer is past, and asks for what is
+    /// certainly lost.
+    fn after_reorder(&mut self, now: Instant) {
+        if let Some(next) = self.reorder.next_expected() {
+            self.naks.released_below(next);
+        }
+        if !self.asking() {
+            return;
+        }
+        let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
+        let gaps = self.reorder.certain_gaps(now, MAX_REQUESTS_PER_ROUND);
+        if gaps.is_empty() {
+            return;
+        }
+        let due = self.naks.due(now, &gaps, rtt);
+        if due.is_empty() {
+            return;
+        }
+        // Back on the connection that delivered last, if it is open, else
+        // on any open one.
+        let lane = self
+            .last_lane
+            .filter(|id| {
+                self.endpoint
+                    .connection(*id)
+                    .is_some_and(|c| c.state() == State::Open)
+            })
+            .or_else(|| {
+                self.endpoint.connection_ids().find(|id| {
+                    self.endpoint
+                        .connection(*id)
+                        .is_some_and(|c| c.state() == State::Open)
+                })
+            });
+        let Some(conn) = lane.and_then(|id| self.endpoint.connection_mut(id)) else {
+            return;
+        };
+        let max = conn.max_payload();
+        let mut lost: Vec<u16> = due.iter().map(|seq| *seq as u16).collect();
+        while !lost.is_empty() {
+            let nack = GenericNack {
+                sender_ssrc: 0,
+                media_ssrc: SESSION_SSRC,
+                lost: std::mem::take(&mut lost),
+            };
+            let part = nack.truncated_to(max);
+            if part.lost.is_empty() {
+                break;
+            }
+            lost = nack.lost[part.lost.len()..].to_vec();
+            match part.emit(max) {
+                Ok(bytes) if conn.send(now, &bytes).is_ok() => self.naks.stats.nacks_sent += 1,
+                _ => break,
+            }
         }
     }
 }

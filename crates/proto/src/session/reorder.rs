@@ -7,7 +7,10 @@
 //! order and one path rarely reorders), so a missing datagram is known lost
 //! as soon as every connection that delivered anything within `max_wait`
 //! has delivered a later one: the buffer then gives the gap up at once
-//! instead of waiting (`push_from` names the connection, its "lane").
+//! instead of waiting (`push_from` names the connection, its "lane"), or,
+//! when a retransmission may still fill it (`hold_lost`), names it in
+//! [`ReorderBuffer::certain_gaps`] and keeps waiting up to `max_wait`.
+//! A lane silent for `lane_timeout` (a dead connection) is not waited on.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,18 +20,36 @@ use crate::time::Instant;
 /// Bounds of the reorder buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReorderConfig {
-    /// The most datagrams held waiting for a gap. Default 4096.
+    /// The most datagrams held waiting for a gap. Default 65,536.
     pub capacity: usize,
-    /// The longest a gap is waited for. Default 1 s (a choice: longer than
-    /// the RTT differences between connections of one path).
+    /// The most bytes held waiting for a gap (a peer cannot grow memory
+    /// past it). Default 32 MiB: more than paper 000's ~6 s of frames at
+    /// 20 Mbit/s.
+    pub capacity_bytes: usize,
+    /// The longest a gap is waited for. Default 1 s; a receiver with a
+    /// playout deadline sets it from its start-up delay.
     pub max_wait: Duration,
+    /// A lane (connection) that delivered nothing for this long no longer
+    /// counts when deciding that a gap is lost: a dead connection does not
+    /// hold the stream up. Default 1 s, twice the least silence after which
+    /// a sender session gives a dead connection's datagrams to the others
+    /// (so that what it resends is still waited for); a session raises it to
+    /// eight RTTs.
+    pub lane_timeout: Duration,
+    /// Keep waiting (up to `max_wait`) for gaps every lane has passed, so
+    /// that a retransmission can fill them ([`ReorderBuffer::certain_gaps`]
+    /// names them). Without it such a gap is given up at once. Default off.
+    pub hold_lost: bool,
 }
 
 impl Default for ReorderConfig {
     fn default() -> Self {
         ReorderConfig {
-            capacity: 4096,
+            capacity: 1 << 16,
+            capacity_bytes: 32 << 20,
             max_wait: Duration::from_secs(1),
+            lane_timeout: Duration::from_secs(1),
+            hold_lost: false,
         }
     }
 }
@@ -44,9 +65,19 @@ pub struct ReorderStats {
     pub stale: u64,
     /// The most datagrams held at once.
     pub max_held: usize,
+    /// The most bytes held at once.
+    pub max_held_bytes: usize,
     /// The longest a released datagram waited in the buffer.
     pub max_delay: Duration,
 }
+
+/// How many datagrams after a gap must have arrived before it counts as
+/// lost, as RFC 5348 §5.1's NDUPACK: a path may reorder a little.
+pub const NDUPACK: usize = 3;
+
+/// The widest gap [`ReorderBuffer::certain_gaps`] looks through: a peer
+/// that jumps the sequence far ahead cannot make it list billions.
+const MAX_GAP_SCAN: u64 = 1 << 16;
 
 /// Restores the order of a stream by 32-bit session sequence numbers.
 #[derive(Clone, Debug)]
@@ -55,6 +86,7 @@ pub struct ReorderBuffer {
     /// The next sequence number to release (extended to 64 bits).
     next: Option<u64>,
     held: BTreeMap<u64, (Instant, Vec<u8>)>,
+    held_bytes: usize,
     ready: std::collections::VecDeque<Vec<u8>>,
     /// Since when the oldest gap has been waited for.
     gap_since: Option<Instant>,
@@ -71,6 +103,7 @@ impl ReorderBuffer {
             config,
             next: None,
             held: BTreeMap::new(),
+            held_bytes: 0,
             ready: std::collections::VecDeque::new(),
             gap_since: None,
             lanes: BTreeMap::new(),
@@ -83,36 +116,67 @@ impl ReorderBuffer {
         self.stats
     }
 
+    /// The bounds in force.
+    pub fn config(&self) -> &ReorderConfig {
+        &self.config
+    }
+
+    /// Changes how long a gap is waited for (a receiver follows its
+    /// playout deadline and the RTT).
+    pub fn set_max_wait(&mut self, max_wait: Duration) {
+        self.config.max_wait = max_wait;
+    }
+
+    /// Turns holding of certainly lost gaps on or off.
+    pub fn set_hold_lost(&mut self, hold_lost: bool) {
+        self.config.hold_lost = hold_lost;
+    }
+
+    /// Changes when a silent lane stops counting.
+    pub fn set_lane_timeout(&mut self, lane_timeout: Duration) {
+        self.config.lane_timeout = lane_timeout;
+    }
+
     /// Datagrams held waiting for a gap.
     pub fn held(&self) -> usize {
         self.held.len()
     }
 
+    /// The next sequence number to release, extended to 64 bits (`None`
+    /// before the first datagram).
+    pub fn next_expected(&self) -> Option<u64> {
+        self.next
+    }
+
+    /// `seq` extended to 64 bits around the next expected number, without
+    /// changing anything; `None` before the first datagram or if negative.
+    pub fn extended(&self, seq: u32) -> Option<u64> {
+        let next = self.next?;
+        let delta = i64::from(seq.wrapping_sub(next as u32) as i32);
+        u64::try_from(next as i64 + delta).ok()
+    }
+
     /// Takes a datagram with 32-bit sequence number `seq` at `now` that
-    /// came over connection `lane`.
-    pub fn push_from(&mut self, now: Instant, lane: u16, seq: u32, data: Vec<u8>) {
+    /// came over connection `lane`. Returns its extended number if it was
+    /// new (not a duplicate or older than what was released).
+    pub fn push_from(&mut self, now: Instant, lane: u16, seq: u32, data: Vec<u8>) -> Option<u64> {
         let Some(extended) = self.extend(seq) else {
             self.stats.stale += 1;
-            return;
+            return None;
         };
         let entry = self.lanes.entry(lane).or_insert((extended, now));
         *entry = (entry.0.max(extended), now);
-        self.push_extended(now, extended, data);
-        // Gaps every recently active lane has passed are lost.
-        while let (Some(next), Some(&first)) = (self.next, self.held.keys().next()) {
-            if first == next {
-                break;
+        let fresh = self.push_extended(now, extended, data);
+        if !self.config.hold_lost {
+            // Gaps every recently active lane has passed are lost.
+            while let (Some(next), Some(&first)) = (self.next, self.held.keys().next()) {
+                if first == next || !self.passed_by_every_lane(now, next) {
+                    break;
+                }
+                self.skip_gap(now);
             }
-            let passed = self
-                .lanes
-                .values()
-                .filter(|(_, last)| now.saturating_duration_since(*last) < self.config.max_wait)
-                .all(|(highest, _)| *highest > next);
-            if !passed {
-                break;
-            }
-            self.skip_gap(now);
         }
+        fresh.then_some(extended)
     }
 
     /// Takes a datagram with 32-bit sequence number `seq` at `now` (from a
@@ -125,6 +189,64 @@ impl ReorderBuffer {
         self.push_extended(now, extended, data);
     }
 
+    /// Whether every lane that delivered within `lane_timeout` has
+    /// delivered a number above `seq`.
+    fn passed_by_every_lane(&self, now: Instant, seq: u64) -> bool {
+        let mut active = self
+            .lanes
+            .values()
+            .filter(|(_, last)| now.saturating_duration_since(*last) < self.config.lane_timeout)
+            .peekable();
+        active.peek().is_some() && active.all(|(highest, _)| *highest > seq)
+    }
+
+    /// The missing sequence numbers (extended) that are certainly lost at
+    /// `now`, oldest first, at most `limit`: every recently active lane has
+    /// passed them (each connection delivers in order) and at least
+    /// [`NDUPACK`] later datagrams have arrived.
+    pub fn certain_gaps(&self, now: Instant, limit: usize) -> Vec<u64> {
+        let Some(next) = self.next else {
+            return Vec::new();
+        };
+        let lanes_passed = self
+            .lanes
+            .values()
+            .filter(|(_, last)| now.saturating_duration_since(*last) < self.config.lane_timeout)
+            .map(|(highest, _)| *highest)
+            .min();
+        let Some(lanes_passed) = lanes_passed else {
+            return Vec::new();
+        };
+        // The NDUPACK-th highest held number: gaps below it have at least
+        // NDUPACK datagrams after them.
+        let Some(&dupack_bound) = self.held.keys().rev().nth(NDUPACK - 1) else {
+            return Vec::new();
+        };
+        let bound = lanes_passed
+            .min(dupack_bound)
+            .min(next.saturating_add(MAX_GAP_SCAN));
+        if bound <= next {
+            return Vec::new();
+        }
+        let mut gaps = Vec::new();
+        let mut seq = next;
+        for &held in self.held.range(next..bound).map(|(k, _)| k) {
+            while seq < held && gaps.len() < limit {
+                gaps.push(seq);
+                seq += 1;
+            }
+            if gaps.len() >= limit {
+                return gaps;
+            }
+            seq = held + 1;
+        }
+        while seq < bound && gaps.len() < limit {
+            gaps.push(seq);
+            seq += 1;
+        }
+        gaps
+    }
+
     /// `seq` extended to 64 bits around the next expected number; `None`
     /// if that would be negative.
     fn extend(&mut self, seq: u32) -> Option<u64> {
@@ -133,21 +255,28 @@ impl ReorderBuffer {
         u64::try_from(next as i64 + delta).ok()
     }
 
-    fn push_extended(&mut self, now: Instant, extended: u64, data: Vec<u8>) {
+    /// Holds (and releases what it can); false for a duplicate or an old
+    /// number.
+    fn push_extended(&mut self, now: Instant, extended: u64, data: Vec<u8>) -> bool {
         let next = self.next.unwrap_or(extended);
         if extended < next || self.held.contains_key(&extended) {
             self.stats.stale += 1;
-            return;
+            return false;
         }
+        self.held_bytes += data.len();
         self.held.insert(extended, (now, data));
         if let Some(since) = &mut self.gap_since {
             *since = (*since).min(now);
         }
         self.stats.max_held = self.stats.max_held.max(self.held.len());
+        self.stats.max_held_bytes = self.stats.max_held_bytes.max(self.held_bytes);
         self.release(now);
-        if self.held.len() > self.config.capacity {
+        while self.held.len() > self.config.capacity
+            || (self.held_bytes > self.config.capacity_bytes && !self.held.is_empty())
+        {
             self.skip_gap(now);
         }
+        true
     }
 
     /// Gives up gaps waited for longer than `max_wait`.
@@ -180,6 +309,7 @@ impl ReorderBuffer {
                 .max_delay
                 .max(now.saturating_duration_since(arrived));
             self.stats.released += 1;
+            self.held_bytes -= data.len();
             self.ready.push_back(data);
             next += 1;
         }
@@ -240,6 +370,7 @@ mod tests {
         let config = ReorderConfig {
             capacity: 3,
             max_wait: Duration::from_millis(100),
+            ..ReorderConfig::default()
         };
         let mut buffer = ReorderBuffer::new(config);
         buffer.push(at(0), 0, vec![0]);
@@ -268,7 +399,7 @@ mod tests {
             arrivals in proptest::collection::vec((0u32..300, 0u64..50), 1..400),
             capacity in 1usize..64,
         ) {
-            let config = ReorderConfig { capacity, max_wait: Duration::from_millis(100) };
+            let config = ReorderConfig { capacity, max_wait: Duration::from_millis(100), ..ReorderConfig::default() };
             let mut buffer = ReorderBuffer::new(config);
             let mut now = at(0);
             let mut released: Vec<u32> = Vec::new();
@@ -288,6 +419,30 @@ mod tests {
             proptest::prop_assert!(released.windows(2).all(|w| w[0] < w[1]));
             proptest::prop_assert!(buffer.stats().max_delay <= config.max_wait);
         }
+
+        /// Whatever lanes deliver, the gaps named are missing, not yet
+        /// released, in order and bounded, and nothing panics.
+        #[test]
+        fn certain_gaps_are_missing_numbers(
+            arrivals in proptest::collection::vec((0u16..4, proptest::num::u32::ANY, 0u64..300), 1..200),
+            hold_lost in proptest::bool::ANY,
+            limit in 0usize..100,
+        ) {
+            let config = ReorderConfig { hold_lost, ..ReorderConfig::default() };
+            let mut buffer = ReorderBuffer::new(config);
+            let mut now = at(0);
+            for (lane, seq, gap_ms) in arrivals {
+                now += Duration::from_millis(gap_ms);
+                buffer.handle_timeout(now);
+                buffer.push_from(now, lane, seq % 5000, vec![0; 8]);
+                while buffer.pop().is_some() {}
+                let gaps = buffer.certain_gaps(now, limit);
+                proptest::prop_assert!(gaps.len() <= limit);
+                proptest::prop_assert!(gaps.windows(2).all(|w| w[0] < w[1]));
+                let next = buffer.next_expected().unwrap_or(0);
+                proptest::prop_assert!(gaps.iter().all(|g| *g >= next && !buffer.held.contains_key(g)));
+            }
+        }
     }
 
     #[test]
@@ -303,6 +458,72 @@ mod tests {
         assert_eq!(buffer.stats().skipped, 1);
         let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
         assert_eq!(order, [vec![0], vec![1], vec![3], vec![4]]);
+    }
+
+    #[test]
+    fn held_gaps_are_named_once_certain_and_filled_by_a_retransmission() {
+        let config = ReorderConfig {
+            hold_lost: true,
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        buffer.push_from(at(0), 1, 0, vec![0]);
+        // 1 and 2 lost; 3 and 4 arrive: fewer than NDUPACK after the gap.
+        buffer.push_from(at(1), 1, 3, vec![3]);
+        buffer.push_from(at(2), 1, 4, vec![4]);
+        assert!(buffer.certain_gaps(at(2), 10).is_empty());
+        buffer.push_from(at(3), 1, 5, vec![5]);
+        assert_eq!(buffer.certain_gaps(at(3), 10), [1, 2]);
+        assert_eq!(buffer.certain_gaps(at(3), 1), [1]);
+        // Still held, not given up: the retransmission of 1 and 2 fills it.
+        assert_eq!(buffer.held(), 3);
+        assert_eq!(buffer.push_from(at(50), 1, 2, vec![2]), Some(2));
+        assert_eq!(buffer.push_from(at(51), 1, 1, vec![1]), Some(1));
+        assert_eq!(buffer.push_from(at(52), 1, 1, vec![1]), None, "duplicate");
+        let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
+        assert_eq!(
+            order,
+            [vec![0], vec![1], vec![2], vec![3], vec![4], vec![5]]
+        );
+        assert_eq!(buffer.stats().skipped, 0);
+    }
+
+    #[test]
+    fn a_silent_lane_is_not_waited_on() {
+        let config = ReorderConfig {
+            lane_timeout: Duration::from_millis(100),
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        buffer.push_from(at(0), 1, 0, vec![0]);
+        buffer.push_from(at(0), 2, 1, vec![1]);
+        // Lane 2 dies with 3 in flight; lane 1 goes on.
+        buffer.push_from(at(10), 1, 2, vec![2]);
+        buffer.push_from(at(20), 1, 4, vec![4]);
+        assert_eq!(buffer.held(), 1, "lane 2 may still deliver 3");
+        buffer.push_from(at(150), 1, 5, vec![5]);
+        assert_eq!(buffer.held(), 0, "lane 2 has been silent for 150 ms");
+        assert_eq!(buffer.stats().skipped, 1);
+    }
+
+    #[test]
+    fn the_byte_bound_gives_gaps_up() {
+        let config = ReorderConfig {
+            capacity_bytes: 250,
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        buffer.push(at(0), 0, vec![0; 100]);
+        buffer.push(at(1), 2, vec![0; 100]);
+        buffer.push(at(2), 3, vec![0; 100]);
+        assert_eq!(buffer.held(), 2);
+        buffer.push(at(3), 5, vec![0; 100]);
+        assert!(buffer.stats().max_held_bytes <= 300);
+        assert_eq!(
+            buffer.stats().skipped,
+            1,
+            "1 given up to stay under 250 bytes"
+        );
     }
 
     #[test]

@@ -3,6 +3,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::arq::{
+    extend_pid, ArqConfig, DatagramMeta, ResendQueue, SenderArqStats, SentStore, Stored,
+    SESSION_SSRC,
+};
+
+mod recovery;
 use super::SESSION_HEADER_BYTES;
 use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigError, Report};
 use crate::conn::{
@@ -51,6 +57,16 @@ pub struct SessionConfig {
     /// Seed of the connections' initial sequence numbers (the driver draws
     /// it from its generator; RFC 4340 §7.2).
     pub iss_seed: u64,
+    /// Retransmission of what the receiver asks for ([`ArqConfig`]).
+    pub arq: ArqConfig,
+    /// A connection given data that answers nothing for this many smoothed
+    /// RTTs (and at least [`dead_after_min`](Self::dead_after_min)) is
+    /// dead, when others remain: it is reset, what it was given since it
+    /// last answered goes to the others, and another opens if the count
+    /// asks for it. Default 4.
+    pub dead_after_rtts: u32,
+    /// The least silence that makes a connection dead. Default 500 ms.
+    pub dead_after_min: Duration,
 }
 
 impl Default for SessionConfig {
@@ -66,6 +82,9 @@ impl Default for SessionConfig {
             per_connection_depth: 4,
             target_hysteresis: 0.1,
             iss_seed: 1,
+            arq: ArqConfig::default(),
+            dead_after_rtts: 4,
+            dead_after_min: Duration::from_millis(500),
         }
     }
 }
@@ -109,6 +128,32 @@ pub enum SessionSendError {
 struct SenderConn {
     id: ConnectionId,
     closing: bool,
+    /// Packets received from the peer on it when last looked, and when
+    /// that count last rose.
+    heard: u64,
+    last_heard: Instant,
+    /// Since when it has had data and heard nothing.
+    unanswered_since: Option<Instant>,
+}
+
+impl SenderConn {
+    fn new(id: ConnectionId, now: Instant) -> SenderConn {
+        SenderConn {
+            id,
+            closing: false,
+            heard: 0,
+            last_heard: now,
+            unanswered_since: None,
+        }
+    }
+}
+
+/// A datagram waiting in the session queue.
+#[derive(Clone, Debug)]
+struct Queued {
+    datagram: Vec<u8>,
+    meta: DatagramMeta,
+    seq: u64,
 }
 
 /// The sender of one stream over several connections.
@@ -120,8 +165,14 @@ pub struct SenderSession {
     conns: Vec<SenderConn>,
     /// Ports in use (by open or closing connections).
     next_port: u16,
-    queue: VecDeque<(Vec<u8>, u64)>,
-    next_seq: u32,
+    queue: VecDeque<Queued>,
+    /// The next session sequence number (its low 32 bits go on the wire).
+    next_seq: u64,
+    /// What was sent, for resending.
+    store: SentStore,
+    /// Retransmissions waiting for a connection.
+    resend: ResendQueue,
+    arq_stats: SenderArqStats,
     next_open: Instant,
     next_sample: Option<Instant>,
     events: VecDeque<SessionEvent>,
@@ -150,6 +201,9 @@ impl SenderSession {
             max_connections: 1024,
         });
         let mut session = SenderSession {
+            store: SentStore::new(config.arq.store_bytes),
+            resend: ResendQueue::default(),
+            arq_stats: SenderArqStats::default(),
             next_port: config.local_port,
             config,
             endpoint,
@@ -199,9 +253,19 @@ impl SenderSession {
         (self.count_samples > 0).then(|| self.count_sum / self.count_samples as f64)
     }
 
-    /// Datagrams waiting in the session queue.
+    /// Datagrams waiting in the session queue (retransmissions included).
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        self.queue.len() + self.resend.len()
+    }
+
+    /// What retransmission and failover did.
+    pub fn arq_stats(&self) -> SenderArqStats {
+        self.arq_stats
+    }
+
+    /// Bytes kept for resending.
+    pub fn stored_bytes(&self) -> usize {
+        self.store.bytes()
     }
 
     /// The largest datagram [`send`](Self::send) takes.
@@ -213,8 +277,21 @@ impl SenderSession {
     }
 
     /// Queues one datagram of the stream; `gop` numbers its group of
-    /// pictures (for [`SplitPolicy::GopInterleave`]).
+    /// pictures (for [`SplitPolicy::GopInterleave`]). No deadline; it may
+    /// be resent.
     pub fn send(&mut self, now: Instant, data: &[u8], gop: u64) -> Result<(), SessionSendError> {
+        self.send_with(now, data, DatagramMeta::gop(gop))
+    }
+
+    /// Queues one datagram of the stream with what the application knows
+    /// of it: its GOP, its deadline, whether it is key, whether it may be
+    /// resent.
+    pub fn send_with(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        meta: DatagramMeta,
+    ) -> Result<(), SessionSendError> {
         if data.len() > self.max_datagram() {
             return Err(SessionSendError::TooBig {
                 len: data.len(),
@@ -225,10 +302,14 @@ impl SenderSession {
             return Err(SessionSendError::QueueFull(self.config.queue_datagrams));
         }
         let mut datagram = Vec::with_capacity(SESSION_HEADER_BYTES + data.len());
-        datagram.extend_from_slice(&self.next_seq.to_be_bytes());
+        datagram.extend_from_slice(&(self.next_seq as u32).to_be_bytes());
         datagram.extend_from_slice(data);
-        self.next_seq = self.next_seq.wrapping_add(1);
-        self.queue.push_back((datagram, gop));
+        self.queue.push_back(Queued {
+            datagram,
+            meta,
+            seq: self.next_seq,
+        });
+        self.next_seq += 1;
         self.dispatch(now);
         Ok(())
     }
@@ -244,6 +325,7 @@ impl SenderSession {
     pub fn handle_datagram_ecn(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
         let iss = self.iss();
         self.endpoint.handle_datagram_ecn(now, bytes, ecn, iss);
+        self.read_feedback(now);
         self.update(now);
     }
 
@@ -277,10 +359,15 @@ impl SenderSession {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let opening = (!self.closed && self.open_connections() < self.counter.connections())
             .then_some(self.next_open);
-        [self.endpoint.poll_timeout(), self.next_sample, opening]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.endpoint.poll_timeout(),
+            self.next_sample,
+            opening,
+            self.next_dead_check(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The part of [`poll_timeout`](Self::poll_timeout) a real-time
@@ -462,6 +549,8 @@ impl SenderSession {
         }
         let endpoint = &self.endpoint;
         self.conns.retain(|c| endpoint.connection(c.id).is_some());
+        self.watch_connections(now);
+        self.store.prune(now);
         let before = self.open_connections();
         let wanted = self.counter.connections();
         if !self.closed && self.open_connections() < wanted && now >= self.next_open {
@@ -471,7 +560,7 @@ impl SenderSession {
                 .endpoint
                 .connect(now, port, self.config.remote_port, iss)
             {
-                self.conns.push(SenderConn { id, closing: false });
+                self.conns.push(SenderConn::new(id, now));
                 self.next_open = now + self.config.start_offset;
             }
         }
@@ -527,39 +616,74 @@ impl SenderSession {
         if ready.is_empty() {
             return;
         }
+        // Retransmissions first, each to the connection that sends soonest.
+        while self.resend.len() > 0 {
+            let Some(id) = self.earliest(&ready, depth) else {
+                return;
+            };
+            let Some(seq) = self.resend.pop() else {
+                break;
+            };
+            self.resend_now(now, seq, id);
+        }
         if self.config.policy == SplitPolicy::GopInterleave {
             self.dispatch_by_gop(now, &ready, depth);
             return;
         }
         while !self.queue.is_empty() {
-            let target = ready
-                .iter()
-                .filter_map(|id| {
-                    let conn = self.endpoint.connection(*id)?;
-                    let queued = conn.send_queue_len();
-                    if queued >= depth {
-                        return None;
-                    }
-                    let rate = conn
-                        .stats()
-                        .rate
-                        .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
-                    Some(((queued + 1) as f64 / rate, *id))
-                })
-                .min_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|(_, id)| id);
-            let Some(id) = target else {
+            let Some(id) = self.earliest(&ready, depth) else {
                 break;
             };
-            let Some((datagram, _)) = self.queue.pop_front() else {
+            let Some(queued) = self.queue.pop_front() else {
                 break;
             };
-            if let Some(conn) = self.endpoint.connection_mut(id) {
-                // The size was checked in `send`; a refusal here can only be
-                // a connection that started closing: the datagram is lost.
-                let _ = conn.send(now, &datagram);
-            }
+            self.hand_over(now, queued, id);
         }
+    }
+
+    /// The connection with room that can send a datagram soonest (its
+    /// queue divided by its allowed rate).
+    fn earliest(&self, ready: &[ConnectionId], depth: usize) -> Option<ConnectionId> {
+        ready
+            .iter()
+            .filter_map(|id| {
+                let conn = self.endpoint.connection(*id)?;
+                let queued = conn.send_queue_len();
+                if queued >= depth {
+                    return None;
+                }
+                let rate = conn
+                    .stats()
+                    .rate
+                    .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
+                Some(((queued + 1) as f64 / rate, *id))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, id)| id)
+    }
+
+    /// Gives a datagram to connection `id` and keeps it for resending.
+    fn hand_over(&mut self, now: Instant, queued: Queued, id: ConnectionId) {
+        let Some(conn) = self.endpoint.connection_mut(id) else {
+            return;
+        };
+        // The size was checked in `send`; a refusal here can only be a
+        // connection that started closing: the datagram is lost (and may be
+        // asked for again).
+        let _ = conn.send(now, &queued.datagram);
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == id) {
+            c.unanswered_since.get_or_insert(now);
+        }
+        self.store.insert(
+            queued.seq,
+            Stored {
+                datagram: queued.datagram,
+                meta: queued.meta,
+                conn: id,
+                dispatched: now,
+                last_resent: None,
+            },
+        );
     }
 
     /// GOP-interleaved dealing (paper 000 §3.6): the datagrams of GOP g
@@ -582,19 +706,17 @@ impl SenderSession {
             let lane = self
                 .queue
                 .get(index)
-                .map_or(0, |(_, gop)| (gop % lanes) as usize);
+                .map_or(0, |queued| (queued.meta.gop % lanes) as usize);
             if room.get(lane).copied().unwrap_or(0) == 0 {
                 index += 1;
                 continue;
             }
-            let Some((datagram, _)) = self.queue.remove(index) else {
+            let Some(queued) = self.queue.remove(index) else {
                 break;
             };
-            if let (Some(id), Some(slot)) = (ready.get(lane), room.get_mut(lane)) {
+            if let (Some(&id), Some(slot)) = (ready.get(lane), room.get_mut(lane)) {
                 *slot -= 1;
-                if let Some(conn) = self.endpoint.connection_mut(*id) {
-                    let _ = conn.send(now, &datagram);
-                }
+                self.hand_over(now, queued, id);
             }
         }
     }

@@ -6,6 +6,8 @@
 //! - [`RtcpRepr`]: one parsed packet: [`SenderReport`], [`ReceiverReport`],
 //!   [`SourceDescription`], or [`RtcpRepr::Other`] for every other type (BYE,
 //!   APP, feedback), kept as raw body bytes.
+//! - [`GenericNack`]: the RFC 4585 §6.2.1 Generic NACK, read from and
+//!   written as an [`RtcpRepr::Other`].
 //! - [`packets`] iterates over the packets of a compound packet;
 //!   [`CompoundPacket::new_checked`] first applies the Appendix A.2 validity
 //!   checks to the whole compound; [`emit_compound`] writes one.
@@ -16,11 +18,13 @@
 //! nothing.
 
 mod list;
+mod nack;
 mod report;
 mod sdes;
 
 use list::split_list;
 pub use list::{ItemIter, ItemList, WireItem};
+pub use nack::{GenericNack, FMT_GENERIC_NACK, PT_TRANSPORT_FEEDBACK};
 pub use report::{
     clamp_cumulative_lost, compact_ntp_to_duration, duration_to_compact_ntp, NtpTimestamp,
     ReportBlock, SenderInfo,

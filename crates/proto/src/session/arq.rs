@@ -1,0 +1,382 @@
+//! Retransmission within the deadline (ARQ) for a session, NAK-based as
+//! SRT and RIST do it and as paper 003 put "a simple retransmission
+//! mechanism on top of TFRC".
+//!
+//! - The receiver names the datagrams it is certain it lost (every
+//!   connection has delivered a later one, and [`NDUPACK`] later datagrams
+//!   have arrived) in an RTCP Generic NACK (RFC 4585 §6.2.1), sent back on
+//!   one of the session's DCCP connections as data (RFC 5762 §4 carries
+//!   RTCP on the same connection as RTP); it asks again after an RTT while
+//!   the datagram is still missing and the reorder buffer still waits.
+//!   The NACK's packet IDs are the low 16 bits of the session sequence
+//!   numbers, and its media SSRC is [`SESSION_SSRC`]: the session, not one
+//!   RTP source, is what is numbered (a deviation from RFC 4585, where PIDs
+//!   are RTP sequence numbers, so that FEC parity and every connection's
+//!   datagrams share one numbering).
+//! - The sender keeps what it sent ([`SentStore`], bounded in bytes and by
+//!   the datagrams' deadlines) and queues a retransmission only if the
+//!   datagram may be retransmitted (FEC parity is not), was not resent
+//!   within the last RTT, and can still arrive before its deadline (now +
+//!   srtt/2 < deadline). Retransmissions go ahead of new data, I frames
+//!   first, through the connections' own congestion control: they are not
+//!   extra bandwidth.
+//!
+//! [`NDUPACK`]: super::reorder::NDUPACK
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use crate::conn::ConnectionId;
+use crate::time::Instant;
+
+/// The media SSRC of the session's NACKs ("FSES").
+pub const SESSION_SSRC: u32 = 0x4653_4553;
+
+/// Whether and how a session retransmits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArqConfig {
+    /// The receiver asks for lost datagrams and the sender resends them.
+    /// Default on.
+    pub enabled: bool,
+    /// The most bytes of sent datagrams the sender keeps for resending.
+    /// Default 16 MiB.
+    pub store_bytes: usize,
+}
+
+impl Default for ArqConfig {
+    fn default() -> Self {
+        ArqConfig {
+            enabled: true,
+            store_bytes: 16 << 20,
+        }
+    }
+}
+
+/// What the sender did with retransmission requests and dead connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderArqStats {
+    /// NACK packets received.
+    pub nacks_received: u64,
+    /// Sequence numbers they asked for (with repeats).
+    pub requested: u64,
+    /// Datagrams handed again to a connection after a request.
+    pub retransmitted: u64,
+    /// Requests refused because the datagram could no longer arrive before
+    /// its deadline.
+    pub too_late: u64,
+    /// Requests for datagrams no longer (or never) kept, or not to be
+    /// resent (FEC parity).
+    pub not_kept: u64,
+    /// Requests ignored because the same datagram was resent less than an
+    /// RTT ago.
+    pub duplicate_requests: u64,
+    /// Connections declared dead (no answer for a few RTTs) and replaced.
+    pub dead_connections: u64,
+    /// Datagrams resent because their connection died.
+    pub failover_resent: u64,
+}
+
+/// What the receiver asked for and got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverArqStats {
+    /// NACK packets sent.
+    pub nacks_sent: u64,
+    /// Distinct sequence numbers asked for.
+    pub requested: u64,
+    /// Requests repeated after an RTT.
+    pub repeated: u64,
+    /// Asked-for datagrams that arrived in time (before the reorder buffer
+    /// gave them up).
+    pub recovered: u64,
+    /// Asked-for datagrams given up before they came.
+    pub too_late: u64,
+}
+
+/// What the application tells the session about a datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DatagramMeta {
+    /// Its group of pictures (for [`SplitPolicy::GopInterleave`]).
+    ///
+    /// [`SplitPolicy::GopInterleave`]: super::SplitPolicy::GopInterleave
+    pub gop: u64,
+    /// When it must have arrived to be of use; `None`: no deadline.
+    pub deadline: Option<Instant>,
+    /// It belongs to a frame others depend on (an I frame):
+    /// retransmissions of such datagrams go first.
+    pub key: bool,
+    /// It may be resent (FEC parity is not: ARQ repairs what FEC could
+    /// not).
+    pub retransmit: bool,
+}
+
+impl DatagramMeta {
+    /// A datagram of GOP `gop`, no deadline, resendable.
+    pub fn gop(gop: u64) -> DatagramMeta {
+        DatagramMeta {
+            gop,
+            deadline: None,
+            key: false,
+            retransmit: true,
+        }
+    }
+}
+
+/// One sent datagram, kept for resending.
+#[derive(Clone, Debug)]
+pub(super) struct Stored {
+    pub(super) datagram: Vec<u8>,
+    pub(super) meta: DatagramMeta,
+    /// The connection it was handed to, and when.
+    pub(super) conn: ConnectionId,
+    pub(super) dispatched: Instant,
+    pub(super) last_resent: Option<Instant>,
+}
+
+/// The sender's record of what it sent, by extended session sequence
+/// number; bounded in bytes, and what is past its deadline is let go.
+#[derive(Debug, Default)]
+pub(super) struct SentStore {
+    entries: BTreeMap<u64, Stored>,
+    bytes: usize,
+    limit_bytes: usize,
+}
+
+impl SentStore {
+    pub(super) fn new(limit_bytes: usize) -> SentStore {
+        SentStore {
+            entries: BTreeMap::new(),
+            bytes: 0,
+            limit_bytes,
+        }
+    }
+
+    /// Records a dispatched datagram; the oldest go when over the bound.
+    pub(super) fn insert(&mut self, seq: u64, stored: Stored) {
+        if self.limit_bytes == 0 {
+            return;
+        }
+        self.bytes += stored.datagram.len();
+        if let Some(old) = self.entries.insert(seq, stored) {
+            self.bytes -= old.datagram.len();
+        }
+        while self.bytes > self.limit_bytes {
+            let Some((_, old)) = self.entries.pop_first() else {
+                break;
+            };
+            self.bytes -= old.datagram.len();
+        }
+    }
+
+    /// Lets go of the datagrams at the front whose deadline has passed.
+    pub(super) fn prune(&mut self, now: Instant) {
+        while let Some(entry) = self.entries.first_entry() {
+            if entry.get().meta.deadline.is_none_or(|d| d >= now) {
+                break;
+            }
+            self.bytes -= entry.get().datagram.len();
+            entry.remove();
+        }
+    }
+
+    pub(super) fn get_mut(&mut self, seq: u64) -> Option<&mut Stored> {
+        self.entries.get_mut(&seq)
+    }
+
+    /// The datagrams handed to `conn` at or after `since`.
+    pub(super) fn sent_on(&self, conn: ConnectionId, since: Instant) -> Vec<u64> {
+        self.entries
+            .iter()
+            .filter(|(_, s)| s.conn == conn && s.dispatched >= since)
+            .map(|(seq, _)| *seq)
+            .collect()
+    }
+
+    /// The highest sequence number kept.
+    pub(super) fn newest(&self) -> Option<u64> {
+        self.entries.keys().next_back().copied()
+    }
+
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// The sequence number nearest below or at `newest` whose low 16 bits are
+/// `pid` (a NACK names numbers modulo 2¹⁶).
+pub(super) fn extend_pid(pid: u16, newest: u64) -> Option<u64> {
+    newest.checked_sub(u64::from((newest as u16).wrapping_sub(pid)))
+}
+
+/// Retransmissions waiting for a connection: key datagrams first, then by
+/// sequence number.
+#[derive(Debug, Default)]
+pub(super) struct ResendQueue {
+    queue: VecDeque<(bool, u64)>,
+}
+
+impl ResendQueue {
+    pub(super) fn push(&mut self, key: bool, seq: u64) {
+        if self.queue.iter().any(|(_, s)| *s == seq) {
+            return;
+        }
+        let at = self
+            .queue
+            .iter()
+            .position(|(k, s)| (!k && key) || (*k == key && *s > seq))
+            .unwrap_or(self.queue.len());
+        self.queue.insert(at, (key, seq));
+    }
+
+    pub(super) fn pop(&mut self) -> Option<u64> {
+        self.queue.pop_front().map(|(_, seq)| seq)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+/// The receiver's requests in flight: when each was last asked for.
+#[derive(Debug, Default)]
+pub(super) struct NakTracker {
+    asked: BTreeMap<u64, Instant>,
+    pub(super) stats: ReceiverArqStats,
+}
+
+/// The most requests the receiver tracks (a sender cannot make it track
+/// more by skipping numbers: the reorder buffer's scan is bounded too).
+const MAX_TRACKED: usize = 1 << 16;
+
+impl NakTracker {
+    /// Of `gaps` (certainly lost, oldest first), those to ask for now:
+    /// never asked, or asked at least `rtt` ago.
+    pub(super) fn due(&mut self, now: Instant, gaps: &[u64], rtt: Duration) -> Vec<u64> {
+        let mut due = Vec::new();
+        for &seq in gaps {
+            let room = self.asked.len() < MAX_TRACKED;
+            match self.asked.get_mut(&seq) {
+                Some(last) if now.saturating_duration_since(*last) >= rtt => {
+                    *last = now;
+                    self.stats.repeated += 1;
+                    due.push(seq);
+                }
+                Some(_) => {}
+                None if room => {
+                    self.asked.insert(seq, now);
+                    self.stats.requested += 1;
+                    due.push(seq);
+                }
+                None => {}
+            }
+        }
+        due
+    }
+
+    /// A datagram arrived: if it was asked for, it is recovered.
+    pub(super) fn arrived(&mut self, seq: u64) {
+        if self.asked.remove(&seq).is_some() {
+            self.stats.recovered += 1;
+        }
+    }
+
+    /// Everything below `next` was released or given up: what was asked
+    /// for and is still tracked there came too late.
+    pub(super) fn released_below(&mut self, next: u64) {
+        while let Some(entry) = self.asked.first_entry() {
+            if *entry.key() >= next {
+                break;
+            }
+            entry.remove();
+            self.stats.too_late += 1;
+        }
+    }
+
+    /// When the oldest request may be repeated.
+    pub(super) fn next_repeat(&self, rtt: Duration) -> Option<Instant> {
+        self.asked.values().min().map(|at| *at + rtt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_millis(ms)
+    }
+
+    #[test]
+    fn pids_extend_below_the_newest() {
+        assert_eq!(extend_pid(5, 70_000), Some(65_541));
+        assert_eq!(extend_pid(4_464, 70_000), Some(70_000));
+        assert_eq!(extend_pid(4_465, 70_000), Some(4_465));
+        assert_eq!(extend_pid(10, 5), None);
+    }
+
+    #[test]
+    fn key_datagrams_are_resent_first() {
+        let mut queue = ResendQueue::default();
+        queue.push(false, 7);
+        queue.push(true, 9);
+        queue.push(false, 3);
+        queue.push(true, 4);
+        queue.push(false, 3);
+        let order: Vec<u64> = std::iter::from_fn(|| queue.pop()).collect();
+        assert_eq!(order, [4, 9, 3, 7]);
+    }
+
+    #[test]
+    fn the_store_is_bounded_in_bytes_and_by_deadline() {
+        let conn = ConnectionId {
+            local_port: 1,
+            remote_port: 2,
+        };
+        let mut store = SentStore::new(250);
+        for seq in 0..3u64 {
+            store.insert(
+                seq,
+                Stored {
+                    datagram: vec![0; 100],
+                    meta: DatagramMeta {
+                        deadline: Some(at(100 * (seq + 1))),
+                        ..DatagramMeta::gop(0)
+                    },
+                    conn,
+                    dispatched: at(seq),
+                    last_resent: None,
+                },
+            );
+        }
+        assert!(
+            store.get_mut(0).is_none(),
+            "over 250 bytes: the oldest went"
+        );
+        assert_eq!(store.bytes(), 200);
+        store.prune(at(250));
+        assert!(store.get_mut(1).is_none(), "past its deadline");
+        assert!(store.get_mut(2).is_some());
+        assert_eq!(store.sent_on(conn, at(2)), [2]);
+    }
+
+    #[test]
+    fn requests_repeat_after_an_rtt_and_are_counted() {
+        let mut naks = NakTracker::default();
+        let rtt = Duration::from_millis(100);
+        assert_eq!(naks.due(at(0), &[1, 2], rtt), [1, 2]);
+        assert!(naks.due(at(50), &[1, 2], rtt).is_empty());
+        assert_eq!(naks.next_repeat(rtt), Some(at(100)));
+        naks.arrived(2);
+        assert_eq!(naks.due(at(100), &[1], rtt), [1]);
+        naks.released_below(5);
+        assert_eq!(
+            naks.stats,
+            ReceiverArqStats {
+                nacks_sent: 0,
+                requested: 2,
+                repeated: 1,
+                recovered: 1,
+                too_late: 1,
+            }
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! The sender's repairs: retransmitting what the receiver asks for
+//! ([`super::super::arq`]) and moving a dead connection's datagrams to the
+//! others.
+
+use std::time::Duration;
+
+use super::{SenderSession, SessionEvent};
+use crate::conn::{ConnectionId, State};
+use crate::time::Instant;
+use crate::wire::rtcp::{is_rtcp, GenericNack};
+
+use super::{extend_pid, SESSION_SSRC};
+
+/// The RTT assumed before a connection has measured one.
+const RTT_BEFORE_SAMPLES: Duration = Duration::from_millis(100);
+
+impl SenderSession {
+    /// The mean smoothed RTT of the open connections.
+    pub(super) fn session_rtt(&self) -> Duration {
+        let rtts: Vec<Duration> = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter_map(|c| self.endpoint.connection(c.id)?.stats().rtt)
+            .collect();
+        if rtts.is_empty() {
+            RTT_BEFORE_SAMPLES
+        } else {
+            rtts.iter().sum::<Duration>() / rtts.len() as u32
+        }
+    }
+
+    /// Reads what the receiver sent back on the connections: RTCP (RFC
+    /// 5762 §4), of which the session acts on Generic NACKs. Anything else
+    /// is dropped.
+    pub(super) fn read_feedback(&mut self, now: Instant) {
+        let ids: Vec<ConnectionId> = self.conns.iter().map(|c| c.id).collect();
+        for id in ids {
+            while let Some(datagram) = self
+                .endpoint
+                .connection_mut(id)
+                .and_then(|conn| conn.recv())
+            {
+                if !is_rtcp(&datagram) {
+                    continue;
+                }
+                if let Some(Ok(nack)) = GenericNack::parse(&datagram) {
+                    if nack.media_ssrc == SESSION_SSRC {
+                        self.handle_nack(now, &nack);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues what a NACK asks for, if it can still arrive in time.
+    fn handle_nack(&mut self, now: Instant, nack: &GenericNack) {
+        self.arq_stats.nacks_received += 1;
+        self.arq_stats.requested += nack.lost.len() as u64;
+        if !self.config.arq.enabled {
+            self.arq_stats.not_kept += nack.lost.len() as u64;
+            return;
+        }
+        self.store.prune(now);
+        let Some(newest) = self.store.newest() else {
+            self.arq_stats.not_kept += nack.lost.len() as u64;
+            return;
+        };
+        let rtt = self.session_rtt();
+        for &pid in &nack.lost {
+            let Some(seq) = extend_pid(pid, newest) else {
+                self.arq_stats.not_kept += 1;
+                continue;
+            };
+            self.request(now, seq, rtt, false);
+        }
+        self.dispatch(now);
+    }
+
+    /// Queues datagram `seq` for resending if it is kept, resendable, not
+    /// resent within `rtt`, and can arrive before its deadline. `failover`
+    /// counts it as moved from a dead connection.
+    fn request(&mut self, now: Instant, seq: u64, rtt: Duration, failover: bool) {
+        let Some(stored) = self.store.get_mut(seq) else {
+            if !failover {
+                self.arq_stats.not_kept += 1;
+            }
+            return;
+        };
+        if !stored.meta.retransmit {
+            if !failover {
+                self.arq_stats.not_kept += 1;
+            }
+            return;
+        }
+        if !failover
+            && stored
+                .last_resent
+                .is_some_and(|at| now.saturating_duration_since(at) < rtt)
+        {
+            self.arq_stats.duplicate_requests += 1;
+            return;
+        }
+        // Only what can still arrive before its deadline: the one-way delay
+        // is taken as half the RTT.
+        if stored.meta.deadline.is_some_and(|d| now + rtt / 2 >= d) {
+            self.arq_stats.too_late += 1;
+            return;
+        }
+        stored.last_resent = Some(now);
+        if failover {
+            self.arq_stats.failover_resent += 1;
+        }
+        self.resend.push(stored.meta.key, seq);
+    }
+
+    /// Hands datagram `seq` again to connection `id`.
+    pub(super) fn resend_now(&mut self, now: Instant, seq: u64, id: ConnectionId) {
+        let Some(stored) = self.store.get_mut(seq) else {
+            return;
+        };
+        stored.conn = id;
+        stored.dispatched = now;
+        let datagram = stored.datagram.clone();
+        if let Some(conn) = self.endpoint.connection_mut(id) {
+            if conn.send(now, &datagram).is_ok() {
+                self.arq_stats.retransmitted += 1;
+            }
+        }
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == id) {
+            c.unanswered_since.get_or_insert(now);
+        }
+    }
+
+    /// How long a connection given data may stay silent.
+    pub(super) fn dead_after(&self, id: ConnectionId) -> Duration {
+        let rtt = self
+            .endpoint
+            .connection(id)
+            .and_then(|c| c.stats().rtt)
+            .unwrap_or(RTT_BEFORE_SAMPLES);
+        (rtt * self.config.dead_after_rtts).max(self.config.dead_after_min)
+    }
+
+    /// When the next connection may be found dead.
+    pub(super) fn next_dead_check(&self) -> Option<Instant> {
+        if self.alive() < 2 {
+            return None;
+        }
+        self.conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter_map(|c| Some(c.unanswered_since? + self.dead_after(c.id)))
+            .min()
+    }
+
+    /// Open connections not closing.
+    fn alive(&self) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter(|c| {
+                self.endpoint
+                    .connection(c.id)
+                    .is_some_and(|conn| conn.state() == State::Open)
+            })
+            .count()
+    }
+
+    /// Notes what each connection heard, and fails over from one that has
+    /// been silent too long while others remain.
+    pub(super) fn watch_connections(&mut self, now: Instant) {
+        for index in 0..self.conns.len() {
+            let Some(conn) = self.endpoint.connection(self.conns[index].id) else {
+                continue;
+            };
+            let heard = conn.stats().packets_received;
+            let waiting = conn.send_queue_len() > 0;
+            let c = &mut self.conns[index];
+            if heard > c.heard {
+                c.heard = heard;
+                c.last_heard = now;
+                c.unanswered_since = waiting.then_some(now);
+            }
+        }
+        if self.alive() < 2 {
+            return;
+        }
+        let dead: Vec<(ConnectionId, Instant)> = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing)
+            .filter(|c| {
+                c.unanswered_since.is_some_and(|since| {
+                    now.saturating_duration_since(since) >= self.dead_after(c.id)
+                })
+            })
+            .map(|c| (c.id, c.last_heard))
+            .collect();
+        for (id, last_heard) in dead {
+            if self.alive() < 2 {
+                break;
+            }
+            self.fail_over(now, id, last_heard);
+        }
+    }
+
+    /// Resets dead connection `id` and resends, on the others, what it was
+    /// given since two RTTs before it last answered (its last answer may
+    /// have reported losses of that time; what was delivered is a duplicate
+    /// the receiver drops).
+    fn fail_over(&mut self, now: Instant, id: ConnectionId, last_heard: Instant) {
+        let rtt = self
+            .endpoint
+            .connection(id)
+            .and_then(|c| c.stats().rtt)
+            .unwrap_or(RTT_BEFORE_SAMPLES);
+        if let Some(conn) = self.endpoint.connection_mut(id) {
+            conn.abort(now);
+        }
+        self.conns.retain(|c| c.id != id);
+        self.arq_stats.dead_connections += 1;
+        self.events.push_back(SessionEvent::ConnectionLost {
+            port: id.local_port,
+        });
+        let since = Instant::from_nanos(
+            last_heard
+                .as_nanos()
+                .saturating_sub(2 * rtt.as_nanos() as u64),
+        );
+        let session_rtt = self.session_rtt();
+        for seq in self.store.sent_on(id, since) {
+            self.request(now, seq, session_rtt, true);
+        }
+    }
+}
