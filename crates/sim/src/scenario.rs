@@ -334,6 +334,13 @@ pub struct MediaConfig {
     /// Packet-level FEC, RS(n, k) (`fec = { n = 56, k = 50 }`; none by
     /// default).
     pub fec: Option<(u16, u16)>,
+    /// Retransmission within the deadline (`arq = "on"` or `"off"`, or a
+    /// boolean; on by default). The receiver asks for what it lost, the
+    /// sender resends what can still arrive in time; with a fixed start-up
+    /// delay the receiver asks only while the delay is at least two RTTs.
+    /// A flow on one plain DCCP connection is carried by a one-connection
+    /// session for it (`fairstream_proto::session::arq`).
+    pub arq: bool,
 }
 
 /// The frames per second of a media flow without `fps`.

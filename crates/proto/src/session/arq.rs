@@ -22,6 +22,7 @@
 //!   extra bandwidth.
 //!
 //! [`NDUPACK`]: super::reorder::NDUPACK
+//! [`SentStore`]: SentStore
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -107,6 +108,11 @@ pub struct DatagramMeta {
     /// It may be resent (FEC parity is not: ARQ repairs what FEC could
     /// not).
     pub retransmit: bool,
+    /// Its place on the media timeline (its frame's presentation time from
+    /// the stream's first frame), sent in the header so that the receiver
+    /// knows its deadline: the playout delay after the first datagram's
+    /// arrival, plus this less the first datagram's.
+    pub playout: Option<Duration>,
 }
 
 impl DatagramMeta {
@@ -117,6 +123,7 @@ impl DatagramMeta {
             deadline: None,
             key: false,
             retransmit: true,
+            playout: None,
         }
     }
 }
@@ -249,8 +256,15 @@ const MAX_TRACKED: usize = 1 << 16;
 
 impl NakTracker {
     /// Of `gaps` (certainly lost, oldest first), those to ask for now:
-    /// never asked, or asked at least `rtt` ago.
+    /// never asked, or asked at least `rtt` ago. A request due for a repeat
+    /// whose gap is no longer certain (its lanes went quiet) waits another
+    /// RTT, so that [`next_repeat`](Self::next_repeat) is never in the past.
     pub(super) fn due(&mut self, now: Instant, gaps: &[u64], rtt: Duration) -> Vec<u64> {
+        for (seq, last) in &mut self.asked {
+            if now.saturating_duration_since(*last) >= rtt && gaps.binary_search(seq).is_err() {
+                *last = now;
+            }
+        }
         let mut due = Vec::new();
         for &seq in gaps {
             let room = self.asked.len() < MAX_TRACKED;
@@ -367,15 +381,19 @@ mod tests {
         assert_eq!(naks.next_repeat(rtt), Some(at(100)));
         naks.arrived(2);
         assert_eq!(naks.due(at(100), &[1], rtt), [1]);
+        // 3 asked, then no longer certain: its repeat moves on.
+        assert_eq!(naks.due(at(120), &[1, 3], rtt), [3]);
+        assert!(naks.due(at(230), &[], rtt).is_empty());
+        assert_eq!(naks.next_repeat(rtt), Some(at(330)));
         naks.released_below(5);
         assert_eq!(
             naks.stats,
             ReceiverArqStats {
                 nacks_sent: 0,
-                requested: 2,
+                requested: 3,
                 repeated: 1,
                 recovered: 1,
-                too_late: 1,
+                too_late: 2,
             }
         );
     }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::arq::{NakTracker, ReceiverArqStats, SESSION_SSRC};
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
-use super::SESSION_HEADER_BYTES;
+use super::SessionHeader;
 use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, State, Transmit};
 use crate::ecn::Ecn;
 use crate::time::Instant;
@@ -46,6 +46,9 @@ pub struct ReceiverSession {
     /// The connection that delivered last (requests go back on it).
     last_lane: Option<ConnectionId>,
     rtt: Option<Duration>,
+    /// The first timed datagram's playout time and arrival: the origin of
+    /// the deadlines.
+    timeline: Option<(u32, Instant)>,
 }
 
 impl ReceiverSession {
@@ -69,7 +72,28 @@ impl ReceiverSession {
             base_reorder: reorder,
             last_lane: None,
             rtt: None,
+            timeline: None,
         }
+    }
+
+    /// The deadline of a datagram with playout time `playout_ms`, when the
+    /// playout delay is known: the delay after the first timed datagram
+    /// arrived, plus the playout time since that datagram's.
+    fn deadline(&mut self, now: Instant, playout_ms: Option<u32>) -> Option<Instant> {
+        let delay = self.playout_delay?;
+        let playout_ms = playout_ms?;
+        let (first_ms, first_arrival) = *self.timeline.get_or_insert((playout_ms, now));
+        let offset_ms = i64::from(playout_ms.wrapping_sub(first_ms) as i32);
+        let origin = first_arrival + delay;
+        Some(if offset_ms >= 0 {
+            origin + Duration::from_millis(offset_ms.unsigned_abs())
+        } else {
+            Instant::from_nanos(
+                origin
+                    .as_nanos()
+                    .saturating_sub(offset_ms.unsigned_abs().saturating_mul(1_000_000)),
+            )
+        })
     }
 
     /// Asks for lost datagrams (RTCP Generic NACKs, see
@@ -194,27 +218,32 @@ impl ReceiverSession {
         let Some(conn) = self.endpoint.connection_mut(id) else {
             return;
         };
+        let mut datagrams = Vec::new();
         while let Some(datagram) = conn.recv() {
-            let Some(header) = datagram.get(..SESSION_HEADER_BYTES) else {
+            datagrams.push(datagram);
+        }
+        let rtt = conn
+            .tfrc_receiver()
+            .and_then(|r| r.rtt())
+            .or(conn.stats().rtt);
+        for datagram in datagrams {
+            let Some((header, len)) = SessionHeader::parse(&datagram) else {
                 self.malformed += 1;
                 continue;
             };
-            let seq = u32::from_be_bytes([header[0], header[1], header[2], header[3]]);
-            if let Some(extended) = self.reorder.push_from(
+            let deadline = self.deadline(now, header.playout_ms);
+            if let Some(extended) = self.reorder.push_timed(
                 now,
                 id.remote_port,
-                seq,
-                datagram[SESSION_HEADER_BYTES..].to_vec(),
+                header.seq,
+                datagram[len..].to_vec(),
+                deadline,
             ) {
                 self.naks.arrived(extended);
             }
             self.last_lane = Some(id);
         }
-        if let Some(rtt) = conn
-            .tfrc_receiver()
-            .and_then(|r| r.rtt())
-            .or(conn.stats().rtt)
-        {
+        if let Some(rtt) = rtt {
             self.rtt = Some(rtt);
             self.tune();
         }
@@ -232,9 +261,6 @@ impl ReceiverSession {
         }
         let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
         let gaps = self.reorder.certain_gaps(now, MAX_REQUESTS_PER_ROUND);
-        if gaps.is_empty() {
-            return;
-        }
         let due = self.naks.due(now, &gaps, rtt);
         if due.is_empty() {
             return;

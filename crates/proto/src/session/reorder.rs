@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::SEQUENCE_MODULUS;
 use crate::time::Instant;
 
 /// Bounds of the reorder buffer.
@@ -79,13 +80,22 @@ pub const NDUPACK: usize = 3;
 /// that jumps the sequence far ahead cannot make it list billions.
 const MAX_GAP_SCAN: u64 = 1 << 16;
 
-/// Restores the order of a stream by 32-bit session sequence numbers.
+#[derive(Clone, Debug)]
+struct Held {
+    arrived: Instant,
+    deadline: Option<Instant>,
+    data: Vec<u8>,
+}
+
+/// Restores the order of a stream by 31-bit session sequence numbers
+/// ([`SEQUENCE_MODULUS`]).
 #[derive(Clone, Debug)]
 pub struct ReorderBuffer {
     config: ReorderConfig,
     /// The next sequence number to release (extended to 64 bits).
     next: Option<u64>,
-    held: BTreeMap<u64, (Instant, Vec<u8>)>,
+    /// Held datagrams: when each arrived, its deadline, its bytes.
+    held: BTreeMap<u64, Held>,
     held_bytes: usize,
     ready: std::collections::VecDeque<Vec<u8>>,
     /// Since when the oldest gap has been waited for.
@@ -151,22 +161,34 @@ impl ReorderBuffer {
     /// `seq` extended to 64 bits around the next expected number, without
     /// changing anything; `None` before the first datagram or if negative.
     pub fn extended(&self, seq: u32) -> Option<u64> {
-        let next = self.next?;
-        let delta = i64::from(seq.wrapping_sub(next as u32) as i32);
-        u64::try_from(next as i64 + delta).ok()
+        extend_around(self.next?, seq)
     }
 
-    /// Takes a datagram with 32-bit sequence number `seq` at `now` that
-    /// came over connection `lane`. Returns its extended number if it was
-    /// new (not a duplicate or older than what was released).
+    /// Takes a datagram with sequence number `seq` at `now` that came over
+    /// connection `lane`. Returns its extended number if it was new (not a
+    /// duplicate or older than what was released).
     pub fn push_from(&mut self, now: Instant, lane: u16, seq: u32, data: Vec<u8>) -> Option<u64> {
+        self.push_timed(now, lane, seq, data, None)
+    }
+
+    /// [`push_from`](Self::push_from) for a datagram that is of no use after
+    /// `deadline`: a gap before it is given up by then, so that waiting for
+    /// a retransmission never makes it late.
+    pub fn push_timed(
+        &mut self,
+        now: Instant,
+        lane: u16,
+        seq: u32,
+        data: Vec<u8>,
+        deadline: Option<Instant>,
+    ) -> Option<u64> {
         let Some(extended) = self.extend(seq) else {
             self.stats.stale += 1;
             return None;
         };
         let entry = self.lanes.entry(lane).or_insert((extended, now));
         *entry = (entry.0.max(extended), now);
-        let fresh = self.push_extended(now, extended, data);
+        let fresh = self.push_extended(now, extended, data, deadline);
         if !self.config.hold_lost {
             // Gaps every recently active lane has passed are lost.
             while let (Some(next), Some(&first)) = (self.next, self.held.keys().next()) {
@@ -179,14 +201,14 @@ impl ReorderBuffer {
         fresh.then_some(extended)
     }
 
-    /// Takes a datagram with 32-bit sequence number `seq` at `now` (from a
-    /// single lane).
+    /// Takes a datagram with sequence number `seq` at `now` (from a single
+    /// lane).
     pub fn push(&mut self, now: Instant, seq: u32, data: Vec<u8>) {
         let Some(extended) = self.extend(seq) else {
             self.stats.stale += 1;
             return;
         };
-        self.push_extended(now, extended, data);
+        self.push_extended(now, extended, data, None);
     }
 
     /// Whether every lane that delivered within `lane_timeout` has
@@ -250,21 +272,33 @@ impl ReorderBuffer {
     /// `seq` extended to 64 bits around the next expected number; `None`
     /// if that would be negative.
     fn extend(&mut self, seq: u32) -> Option<u64> {
-        let next = *self.next.get_or_insert(u64::from(seq));
-        let delta = i64::from(seq.wrapping_sub(next as u32) as i32);
-        u64::try_from(next as i64 + delta).ok()
+        let next = *self.next.get_or_insert(u64::from(seq) % SEQUENCE_MODULUS);
+        extend_around(next, seq)
     }
 
     /// Holds (and releases what it can); false for a duplicate or an old
     /// number.
-    fn push_extended(&mut self, now: Instant, extended: u64, data: Vec<u8>) -> bool {
+    fn push_extended(
+        &mut self,
+        now: Instant,
+        extended: u64,
+        data: Vec<u8>,
+        deadline: Option<Instant>,
+    ) -> bool {
         let next = self.next.unwrap_or(extended);
         if extended < next || self.held.contains_key(&extended) {
             self.stats.stale += 1;
             return false;
         }
         self.held_bytes += data.len();
-        self.held.insert(extended, (now, data));
+        self.held.insert(
+            extended,
+            Held {
+                arrived: now,
+                deadline,
+                data,
+            },
+        );
         if let Some(since) = &mut self.gap_since {
             *since = (*since).min(now);
         }
@@ -279,19 +313,21 @@ impl ReorderBuffer {
         true
     }
 
-    /// Gives up gaps waited for longer than `max_wait`.
+    /// Gives up gaps waited for longer than `max_wait`, or up to the
+    /// deadline of the datagram after them.
     pub fn handle_timeout(&mut self, now: Instant) {
-        while self
-            .gap_since
-            .is_some_and(|since| now.saturating_duration_since(since) >= self.config.max_wait)
-        {
+        while self.poll_timeout().is_some_and(|at| at <= now) {
             self.skip_gap(now);
         }
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must run.
+    /// When [`handle_timeout`](Self::handle_timeout) must run: when the
+    /// oldest gap has been waited for `max_wait`, or when the first held
+    /// datagram's deadline comes, whichever is first.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.gap_since.map(|since| since + self.config.max_wait)
+        let waited = self.gap_since.map(|since| since + self.config.max_wait)?;
+        let deadline = self.held.values().next().and_then(|held| held.deadline);
+        Some(deadline.map_or(waited, |deadline| deadline.min(waited)))
     }
 
     /// The next datagram in order.
@@ -303,14 +339,14 @@ impl ReorderBuffer {
         let Some(mut next) = self.next else {
             return;
         };
-        while let Some((arrived, data)) = self.held.remove(&next) {
+        while let Some(held) = self.held.remove(&next) {
             self.stats.max_delay = self
                 .stats
                 .max_delay
-                .max(now.saturating_duration_since(arrived));
+                .max(now.saturating_duration_since(held.arrived));
             self.stats.released += 1;
-            self.held_bytes -= data.len();
-            self.ready.push_back(data);
+            self.held_bytes -= held.data.len();
+            self.ready.push_back(held.data);
             next += 1;
         }
         self.next = Some(next);
@@ -319,7 +355,7 @@ impl ReorderBuffer {
         self.gap_since = match self.gap_since {
             _ if self.held.is_empty() => None,
             Some(since) => Some(since),
-            None => self.held.values().map(|(at, _)| *at).min(),
+            None => self.held.values().map(|held| held.arrived).min(),
         };
     }
 
@@ -334,8 +370,19 @@ impl ReorderBuffer {
         self.gap_since = None;
         self.release(now);
         // Recompute from what is still held (a rare, bounded scan).
-        self.gap_since = self.held.values().map(|(at, _)| *at).min();
+        self.gap_since = self.held.values().map(|held| held.arrived).min();
     }
+}
+
+/// `seq` (modulo [`SEQUENCE_MODULUS`]) extended to 64 bits as the number
+/// nearest `next`; `None` if that would be negative.
+fn extend_around(next: u64, seq: u32) -> Option<u64> {
+    let modulus = SEQUENCE_MODULUS as i64;
+    let mut delta = (i64::from(seq) - next as i64).rem_euclid(modulus);
+    if delta >= modulus / 2 {
+        delta -= modulus;
+    }
+    u64::try_from(next as i64 + delta).ok()
 }
 
 #[cfg(test)]
@@ -527,9 +574,28 @@ mod tests {
     }
 
     #[test]
+    fn a_gap_is_given_up_by_the_deadline_of_what_follows_it() {
+        let config = ReorderConfig {
+            hold_lost: true,
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        buffer.push_timed(at(0), 1, 0, vec![0], Some(at(500)));
+        buffer.push_timed(at(10), 1, 2, vec![2], Some(at(300)));
+        // Waiting for 1 ends when 2 is due, well before max_wait (1 s).
+        assert_eq!(buffer.poll_timeout(), Some(at(300)));
+        buffer.handle_timeout(at(299));
+        assert_eq!(buffer.held(), 1);
+        buffer.handle_timeout(at(300));
+        assert_eq!(buffer.held(), 0);
+        let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
+        assert_eq!(order, [vec![0], vec![2]]);
+    }
+
+    #[test]
     fn sequence_numbers_wrap() {
         let mut buffer = ReorderBuffer::new(ReorderConfig::default());
-        buffer.push(at(0), u32::MAX, vec![1]);
+        buffer.push(at(0), (SEQUENCE_MODULUS - 1) as u32, vec![1]);
         buffer.push(at(1), 0, vec![2]);
         assert_eq!(buffer.pop(), Some(vec![1]));
         assert_eq!(buffer.pop(), Some(vec![2]));

@@ -9,7 +9,7 @@ use super::arq::{
 };
 
 mod recovery;
-use super::SESSION_HEADER_BYTES;
+use super::{SessionHeader, SEQUENCE_MODULUS, SESSION_HEADER_BYTES};
 use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigError, Report};
 use crate::conn::{
     ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State, Transmit,
@@ -268,7 +268,8 @@ impl SenderSession {
         self.store.bytes()
     }
 
-    /// The largest datagram [`send`](Self::send) takes.
+    /// The largest datagram [`send`](Self::send) takes (one with a playout
+    /// time, four bytes less).
     pub fn max_datagram(&self) -> usize {
         self.config
             .connection
@@ -292,17 +293,28 @@ impl SenderSession {
         data: &[u8],
         meta: DatagramMeta,
     ) -> Result<(), SessionSendError> {
-        if data.len() > self.max_datagram() {
+        let header = SessionHeader {
+            seq: (self.next_seq % SEQUENCE_MODULUS) as u32,
+            playout_ms: meta
+                .playout
+                .map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
+        };
+        let max = self
+            .config
+            .connection
+            .max_payload()
+            .saturating_sub(header.len());
+        if data.len() > max {
             return Err(SessionSendError::TooBig {
                 len: data.len(),
-                max: self.max_datagram(),
+                max,
             });
         }
         if self.queue.len() >= self.config.queue_datagrams {
             return Err(SessionSendError::QueueFull(self.config.queue_datagrams));
         }
-        let mut datagram = Vec::with_capacity(SESSION_HEADER_BYTES + data.len());
-        datagram.extend_from_slice(&(self.next_seq as u32).to_be_bytes());
+        let mut datagram = Vec::with_capacity(header.len() + data.len());
+        header.emit(&mut datagram);
         datagram.extend_from_slice(data);
         self.queue.push_back(Queued {
             datagram,

@@ -16,7 +16,7 @@ use super::session::SessionEnds;
 use super::SimError;
 use crate::network::{Body, Packet};
 use crate::rng::SimRng;
-use crate::scenario::{Flow, Hop, Transport};
+use crate::scenario::{Controller, Flow, Hop, MultiConnection, Transport};
 use crate::source::{Source, SourceConfig};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 
@@ -166,8 +166,25 @@ impl FlowState {
             } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
         };
         let mut endpoints = endpoints;
+        // A media flow with retransmission needs a session, which one plain
+        // DCCP connection lacks: it gets a one-connection session.
+        let one_connection = MultiConnection {
+            conns: 1,
+            controller: Controller::Fixed,
+            policy: fairstream_proto::session::SplitPolicy::Earliest,
+            start_offset: Duration::from_millis(500),
+            rtt_min_lifetime: None,
+            gamma: None,
+            queue_packets: None,
+            startup: None,
+        };
+        let multi = flow.multi.as_ref().or(flow
+            .media
+            .as_ref()
+            .filter(|media| media.arq)
+            .map(|_| &one_connection));
         if let (Some(multi), Endpoints::Dccp(dccp), Some(packet_size)) =
-            (&flow.multi, &endpoints, flow.transport.packet_size())
+            (multi, &endpoints, flow.transport.packet_size())
         {
             let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
             let source = Source::new(
@@ -201,6 +218,7 @@ impl FlowState {
                 node_address(flow.from.0),
                 node_address(flow.to.0),
                 multi,
+                flow.media.as_ref(),
                 source,
                 SimRng::for_element(seed, &format!("flow:{index}:session")),
                 start,

@@ -13,6 +13,7 @@ use fairstream_media::stream::{
     evaluate_with_fec, evalvid_files, parity_packets, FecParams, MediaPacket, MediaReport,
     MediaStream, ParityPacket, Reception, SendTimes, StreamError,
 };
+use fairstream_proto::session::DatagramMeta;
 use fairstream_proto::time::Instant;
 
 use crate::scenario::{MediaConfig, MediaSourceConfig, SendMode, StartupDelaySetting};
@@ -131,8 +132,9 @@ pub(super) struct MediaApp {
     next_parity: usize,
     /// The GOP of each frame (a new one at every I frame).
     frame_gop: Vec<u64>,
-    /// The GOP of the packet [`next_packet`](Self::next_packet) returned last.
-    last_gop: u64,
+    /// What the session is told of the packet
+    /// [`next_packet`](Self::next_packet) returned last.
+    last_meta: DatagramMeta,
 }
 
 impl MediaApp {
@@ -167,7 +169,7 @@ impl MediaApp {
             .collect();
         Ok(MediaApp {
             frame_gop,
-            last_gop: 0,
+            last_meta: DatagramMeta::gop(0),
             stream: Arc::new(stream),
             packets,
             next: 0,
@@ -207,9 +209,12 @@ impl MediaApp {
             if done.is_some_and(|id| id >= parity.after) {
                 self.next_parity += 1;
                 let after = usize::try_from(parity.after).unwrap_or(usize::MAX);
-                if let Some(frame) = self.packets.get(after).map(|p| p.frame) {
-                    self.last_gop = self.frame_gop.get(frame).copied().unwrap_or(0);
-                }
+                let frame = self.packets.get(after).map_or(0, |p| p.frame);
+                // Parity repairs what it can; it is not resent itself.
+                self.last_meta = DatagramMeta {
+                    retransmit: false,
+                    ..self.meta_of(frame)
+                };
                 return self
                     .parity
                     .get(self.next_parity - 1)
@@ -243,16 +248,39 @@ impl MediaApp {
                 }
             }
             self.sent.insert(packet.id, now.as_secs_f64());
-            self.last_gop = self.frame_gop.get(frame).copied().unwrap_or(0);
+            self.last_meta = self.meta_of(frame);
             self.next += 1;
             return Some(&packet.bytes);
         }
     }
 
-    /// The GOP of the packet [`next_packet`](Self::next_packet) returned last
-    /// (for GOP-interleaved splitting).
-    pub(super) fn last_gop(&self) -> u64 {
-        self.last_gop
+    /// What the session is told of the packet
+    /// [`next_packet`](Self::next_packet) returned last: its GOP (for
+    /// GOP-interleaved splitting), its frame's deadline (with a fixed
+    /// start-up delay), whether it is of an I frame, and whether it may be
+    /// resent.
+    pub(super) fn last_meta(&self) -> DatagramMeta {
+        self.last_meta
+    }
+
+    fn meta_of(&self, frame: usize) -> DatagramMeta {
+        let deadline = match self.startup {
+            StartupDelaySetting::Fixed(delay) => {
+                Some(self.start + delay + Duration::from_secs_f64(frame as f64 / self.stream.fps()))
+            }
+            StartupDelaySetting::Auto => None,
+        };
+        DatagramMeta {
+            gop: self.frame_gop.get(frame).copied().unwrap_or(0),
+            deadline,
+            key: self
+                .stream
+                .frames()
+                .get(frame)
+                .is_some_and(|f| f.frame_type == FrameType::I),
+            retransmit: true,
+            playout: Some(Duration::from_secs_f64(frame as f64 / self.stream.fps())),
+        }
     }
 
     /// When the next packet becomes due, if it is not yet.

@@ -10,6 +10,7 @@ use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_O
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{
     ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
+    SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
 
@@ -17,7 +18,7 @@ use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
 use crate::network::Body;
 use crate::rng::SimRng;
-use crate::scenario::{Controller, MultiConnection};
+use crate::scenario::{Controller, MediaConfig, MultiConnection, StartupDelaySetting};
 use crate::source::Source;
 
 /// Datagrams kept in the session queue while the application has data:
@@ -70,6 +71,7 @@ impl SessionEnds {
         from: Ipv4Addr,
         to: Ipv4Addr,
         multi: &MultiConnection,
+        media: Option<&MediaConfig>,
         source: Source,
         mut rng: SimRng,
         start: Instant,
@@ -86,10 +88,16 @@ impl SessionEnds {
         } else {
             ccid
         };
+        // A media flow's datagrams carry their playout time.
+        let header = if media.is_some() {
+            SESSION_TIMED_HEADER_BYTES
+        } else {
+            SESSION_HEADER_BYTES
+        };
         let mut connection = ConnectionConfig {
             ccid,
             accepted_ccids: vec![ccid],
-            max_packet_size: packet_size + SESSION_HEADER_BYTES + DATA_PACKET_OVERHEAD,
+            max_packet_size: packet_size + header + DATA_PACKET_OVERHEAD,
             msl: Duration::from_secs(1),
             checksum: ChecksumMode::NativeV4 {
                 local: from,
@@ -97,7 +105,7 @@ impl SessionEnds {
             },
             ..ConnectionConfig::default()
         };
-        connection.tfrc.segment_size = (packet_size + SESSION_HEADER_BYTES).max(1);
+        connection.tfrc.segment_size = (packet_size + header).max(1);
         let mut receiver_connection = connection.clone();
         receiver_connection.checksum = connection.checksum.reversed();
         let initial = f64::from(multi.conns);
@@ -159,7 +167,15 @@ impl SessionEnds {
             ..SessionConfig::default()
         };
         let sender = SenderSession::new(config, start).map_err(|e| e.to_string())?;
-        let receiver = ReceiverSession::new(receiver_connection, 64, ReorderConfig::default());
+        let mut receiver = ReceiverSession::new(receiver_connection, 64, ReorderConfig::default());
+        if let Some(media) = media {
+            // Retransmission is the media flow's (`arq`); the reorder wait
+            // follows its playout deadline when the start-up delay is fixed.
+            receiver = receiver.with_arq(media.arq);
+            if let StartupDelaySetting::Fixed(delay) = media.startup_delay {
+                receiver = receiver.with_playout_delay(delay);
+            }
+        }
         Ok(SessionEnds {
             sender,
             receiver,
@@ -228,7 +244,11 @@ impl SessionEnds {
                     return;
                 };
                 let packet = packet.to_vec();
-                if self.sender.send(now, &packet, media.last_gop()).is_err() {
+                if self
+                    .sender
+                    .send_with(now, &packet, media.last_meta())
+                    .is_err()
+                {
                     self.stats.app_drops += 1;
                 }
             }
@@ -359,10 +379,14 @@ impl SessionEnds {
 
 fn body(buf: &[u8], ecn: Ecn) -> Body {
     let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
+    // The session header's top bit says whether a playout time follows.
+    let session_header = match buf.get(header) {
+        Some(first) if first & 0x80 != 0 => SESSION_TIMED_HEADER_BYTES,
+        _ => SESSION_HEADER_BYTES,
+    };
     Body::Dccp {
         bytes: buf.into(),
-        payload_len: u32::try_from(buf.len().saturating_sub(header + SESSION_HEADER_BYTES))
-            .unwrap_or(0),
+        payload_len: u32::try_from(buf.len().saturating_sub(header + session_header)).unwrap_or(0),
         ecn,
     }
 }

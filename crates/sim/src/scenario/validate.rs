@@ -589,6 +589,18 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
             }
         }
     };
+    let arq = match fields.optional("arq").map(|v| v.get_ref().clone()) {
+        None => true,
+        Some(toml::Value::Boolean(on)) => on,
+        Some(toml::Value::String(text)) if text == "on" => true,
+        Some(toml::Value::String(text)) if text == "off" => false,
+        Some(_) => {
+            return Err(fields.error(
+                "arq",
+                "expected \"on\" or \"off\" (retransmission within the deadline)",
+            ))
+        }
+    };
     let what = format!("media source \"{written}\" in {}", fields.path());
     if !matches!(source, MediaSourceConfig::Generated { .. }) {
         for key in ["width", "height", "gop", "bitrate", "slice_max"] {
@@ -608,6 +620,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
         mode,
         startup_delay,
         fec,
+        arq,
     })
 }
 
