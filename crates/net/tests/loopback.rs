@@ -51,7 +51,6 @@ fn ffmpeg_frames(ffmpeg: &Path, path: &Path) -> usize {
 fn recv_config(output: OutputSpec, stats_json: Option<PathBuf>) -> RecvConfig {
     let mut config = RecvConfig::new("dccp://127.0.0.1:0".parse().unwrap(), output);
     config.duration = Some(Duration::from_secs(60));
-    config.idle_timeout = Duration::from_secs(5);
     config.stats = StatsConfig {
         interval: Some(Duration::from_millis(250)),
         human: false,
