@@ -13,7 +13,7 @@
 //! waits for a sender to connect, nor while a connected sender has sent
 //! nothing yet).
 //!
-//! The watch ([`SilenceWatch`]) takes the time as a parameter, like the
+//! The silence watch takes the time as a parameter, like the
 //! protocol code: only the loops of [`crate::send`] and [`crate::recv`]
 //! read the clock.
 
