@@ -1,5 +1,5 @@
 //! Sender and receiver on threads of one process, over loopback UDP.
-//! Every run is bounded: the receiver has a duration cap and an idle
+//! Every run is bounded: the receiver has a duration cap and a peer
 //! timeout, the sender a duration cap.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a failure is a test failure
