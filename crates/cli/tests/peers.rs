@@ -87,18 +87,13 @@ fn emulate(to: u16) -> (Child, u16) {
     (child, port)
 }
 
-/// `fairstream send generated` (a small picture, at most 60 s) to `url`.
+/// `fairstream send generated` (a small picture, at most 60 s unless
+/// `extra` says otherwise) to `url`.
 fn send(url: &str, extra: &[&str]) -> Child {
-    let mut args = vec![
-        "send",
-        "generated",
-        url,
-        "--size",
-        "64x64",
-        "--duration",
-        "60s",
-        "--quiet",
-    ];
+    let mut args = vec!["send", "generated", url, "--size", "64x64", "--quiet"];
+    if !extra.contains(&"--duration") {
+        args.extend_from_slice(&["--duration", "60s"]);
+    }
     args.extend_from_slice(extra);
     fairstream(&args)
 }
@@ -309,5 +304,32 @@ fn a_relay_whose_sender_vanishes_drains_downstream_and_fails() {
     // What reached the relay went on, and the final receiver's stream
     // closed in order.
     assert!(received.status.success(), "{}", stderr(&received));
+    assert_eq!(summary(&received)["stopped_by"], "closed");
+}
+
+#[test]
+fn statistics_that_cannot_be_written_are_a_warning_not_the_end_of_the_stream() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let port = free_port();
+    // Every write to /dev/full fails with "no space left on device".
+    let receiver = recv(port, "", "full.264", &["--stats-json", "/dev/full"]);
+    let sender = send(
+        &format!("dccp://127.0.0.1:{port}"),
+        &["--duration", "2s", "--stats-json", "/dev/full"],
+    );
+    let sent = wait(sender, Duration::from_secs(20));
+    let received = wait(receiver, Duration::from_secs(20));
+    for (role, output) in [("send", &sent), ("recv", &received)] {
+        let text = stderr(output);
+        assert!(output.status.success(), "{role}: {text}");
+        assert!(
+            text.contains(&format!("warning: {role}: cannot write statistics")),
+            "{role}: {text}"
+        );
+        assert!(summary(output)["stats_write_errors"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(summary(&sent)["stopped_by"], "duration");
     assert_eq!(summary(&received)["stopped_by"], "closed");
 }
