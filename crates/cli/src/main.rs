@@ -74,12 +74,21 @@ enum Command {
     /// A file in real time at its frame rate (or on demand), Annex B from
     /// standard input, or generated content encoded live at the rate TFRC
     /// allows. Statistics on stderr; a JSON summary on stdout at the end.
+    /// Exits 0 after a clean close (end of the source, --duration, Ctrl-C or
+    /// SIGTERM, or the receiver closing); non-zero when the receiver is busy,
+    /// went away, fell silent for the URL's peer_timeout (auto: 8 RTTs, at
+    /// least 4 s) or did not answer the Close.
     Send(stream_cmd::SendArgs),
     /// Receive a `fairstream send` stream and write it out
     ///
     /// To an H.264 Annex B file, standard output, or plain RTP over UDP with
-    /// an SDP file for ffplay, VLC or GStreamer. Exits when the sender
-    /// closes; a JSON summary on stdout (stderr when the video goes there).
+    /// an SDP file for ffplay, VLC or GStreamer. Serves one sender (others
+    /// are refused as "too busy"). Exits when the sender closes, or closes
+    /// itself on --duration, Ctrl-C or SIGTERM; a JSON summary on stdout
+    /// (stderr when the video goes there). Exits 0 only after such a clean
+    /// close with at least one frame written; non-zero when the sender fell
+    /// silent for the URL's peer_timeout (auto: 8 RTTs, at least 4 s, once
+    /// its data began), aborted the stream, or no frame arrived.
     Recv(stream_cmd::RecvArgs),
     /// Forward UDP through an emulated lossy link: the simulator's queue, rate, delay and loss models on the real clock
     ///
@@ -97,9 +106,11 @@ enum Command {
     /// a bounded buffer (--buffer; when full the oldest P and B frames are
     /// dropped first) and sends them on to the downstream URL as fast as its
     /// CCID allows, keeping their timestamps. When the upstream sender closes,
-    /// the buffer is drained downstream before the relay closes. Statistics
+    /// the buffer is drained downstream before the relay closes; when the
+    /// downstream side ends, the upstream connections are closed. Statistics
     /// (buffer occupancy, both sides' connections) on stderr; a JSON summary on
-    /// stdout at the end.
+    /// stdout at the end. Exits non-zero when either side failed as send or
+    /// recv would (a silent peer, an aborted stream, no frame relayed).
     Relay(relay_cmd::RelayArgs),
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fairstream_net::relay::{RelayConfig, MIN_BUFFER_BYTES};
+use fairstream_net::relay::{RelayConfig, RelayError, MIN_BUFFER_BYTES};
 use fairstream_proto::units::{Bytes, UnitError};
 
 use crate::stream_cmd::{parse_positive_duration, parse_url, StatsArgs};
@@ -14,10 +14,14 @@ use crate::stream_cmd::{parse_positive_duration, parse_url, StatsArgs};
 #[derive(Debug, Args)]
 pub(crate) struct RelayArgs {
     /// Where the upstream sender connects: dccp://:PORT (or
-    /// dccp://ADDRESS:PORT), options cc and max_packet
+    /// dccp://ADDRESS:PORT), options cc, max_packet and peer_timeout (as
+    /// for recv: the upstream sender counts as gone, and the buffer is
+    /// drained downstream, when silent this long once its data began;
+    /// auto, the default, is 8 smoothed RTTs, at least 4 s)
     listen: String,
     /// Where the stream goes on, with the downstream transport: any
-    /// sender URL, e.g. dccp://HOST:PORT?cc=tfrc&conns=4
+    /// sender URL, e.g. dccp://HOST:PORT?cc=tfrc&conns=4 (peer_timeout as
+    /// for send)
     downstream: String,
     /// The proxy buffer between the two sides (8MB, 512kB, 16MiB); when
     /// full, the oldest P and B frames are dropped first
@@ -26,10 +30,6 @@ pub(crate) struct RelayArgs {
     /// Stop after this long
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     duration: Option<Duration>,
-    /// The upstream sender counts as gone (and the buffer is drained
-    /// downstream) when silent this long
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
-    idle_timeout: Duration,
     /// Give up when no downstream connection opened within this
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
     handshake_timeout: Duration,
@@ -54,11 +54,20 @@ pub(crate) fn run(args: &RelayArgs) -> Result<()> {
     let mut config = RelayConfig::new(listen, downstream);
     config.buffer_bytes = args.buffer;
     config.duration = args.duration;
-    config.idle_timeout = args.idle_timeout;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
-    let report = fairstream_net::relay::run(config, stop)?;
-    println!("{}", serde_json::to_string(&report).context("summary")?);
+    let result = fairstream_net::relay::run(config, stop);
+    // A relay whose upstream stream failed has a summary too, before the
+    // error.
+    let report = match &result {
+        Ok(report) => Some(report),
+        Err(RelayError::UpstreamStream { report, .. }) => Some(report.as_ref()),
+        Err(_) => None,
+    };
+    if let Some(report) = report {
+        println!("{}", serde_json::to_string(report).context("summary")?);
+    }
+    result?;
     Ok(())
 }

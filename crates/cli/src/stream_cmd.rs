@@ -19,7 +19,11 @@ pub(crate) struct SendArgs {
     /// `generated` for the built-in content encoded live at the session's
     /// target bitrate
     source: String,
-    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400
+    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&peer_timeout=auto|DURATION
+    ///
+    /// peer_timeout: the stream fails when the receiver answers nothing the
+    /// sender sent for this long; auto (the default) is 8 smoothed RTTs, at
+    /// least 4 s.
     url: String,
     /// live: frame i leaves at i/fps and late frames are dropped (I frames
     /// last); on-demand: as fast as the connections allow
@@ -57,7 +61,12 @@ pub(crate) struct SendArgs {
 /// `fairstream recv`.
 #[derive(Debug, Args)]
 pub(crate) struct RecvArgs {
-    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc and max_packet
+    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet and peer_timeout=auto|DURATION
+    ///
+    /// peer_timeout: once the sender's data began, the stream fails when
+    /// the sender sends nothing for this long; auto (the default) is 8
+    /// smoothed RTTs, at least 4 s. The receiver waits for a sender to
+    /// connect as long as it runs.
     url: String,
     /// An H.264 file to write, `-` for standard output, or rtp://IP:PORT to
     /// re-send the RTP packets over plain UDP (with an SDP file, --sdp)
@@ -65,12 +74,9 @@ pub(crate) struct RecvArgs {
     /// The SDP file written for an rtp:// output
     #[arg(long, value_name = "FILE", default_value = "fairstream.sdp")]
     sdp: PathBuf,
-    /// Stop after this long
+    /// Stop after this long, closing the connections in order
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     duration: Option<Duration>,
-    /// Stop when the sender was silent this long
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
-    idle_timeout: Duration,
     /// The player model buffers this much media before it plays (start-up
     /// delay, stalls and buffer level in the statistics)
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
@@ -207,16 +213,23 @@ pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     let to_stdout = output == OutputSpec::Stdout;
     let mut config = RecvConfig::new(url, output);
     config.duration = args.duration;
-    config.idle_timeout = args.idle_timeout;
     config.prebuffer = args.prebuffer;
     config.stats = args.stats.config();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
-    let report = fairstream_net::recv::run(config, stop)?;
-    let line = serde_json::to_string(&report).context("summary")?;
-    if to_stdout {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
+    let result = fairstream_net::recv::run(config, stop);
+    // A stream that failed has a summary too, before the error.
+    let report = match &result {
+        Ok(report) => Some(report),
+        Err(error) => error.report(),
+    };
+    if let Some(report) = report {
+        let line = serde_json::to_string(report).context("summary")?;
+        if to_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
     }
+    result?;
     Ok(())
 }

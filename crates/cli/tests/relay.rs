@@ -224,7 +224,8 @@ fn the_binaries_relay_a_clip_and_sigterm_stops_an_idle_relay() {
     );
 
     // An idle relay (its downstream connected, nobody upstream) stops on
-    // SIGTERM, closing its downstream connection.
+    // SIGTERM, closing its downstream connection; having relayed no frame,
+    // it fails, with its summary.
     let recv = fairstream(&[
         "recv",
         &format!("dccp://127.0.0.1:{recv_port}"),
@@ -248,10 +249,11 @@ fn the_binaries_relay_a_clip_and_sigterm_stops_an_idle_relay() {
         .unwrap()
         .success());
     let stopped = wait(relay, Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert!(!stopped.status.success());
     assert!(
-        stopped.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stopped.stderr)
+        stderr.contains("upstream side") && stderr.contains("no frames arrived"),
+        "{stderr}"
     );
     let stopped = summary(&stopped);
     assert_eq!(stopped["upstream"]["stopped_by"], "signal");

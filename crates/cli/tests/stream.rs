@@ -182,8 +182,20 @@ fn bad_urls_and_options_are_errors_that_name_them() {
             "unknown output `http://x/y`",
         ),
         (
-            &["recv", "dccp://:9000", "out.264", "--idle-timeout", "0s"],
-            "--idle-timeout",
+            &["recv", "dccp://:9000", "out.264", "--duration", "0s"],
+            "--duration",
+        ),
+        (
+            &["recv", "dccp://:9000?peer_timeout=0s", "out.264"],
+            "bad value `0s` for `peer_timeout`",
+        ),
+        (
+            &[
+                "send",
+                "generated",
+                "dccp://127.0.0.1:9000?peer_timeout=fast",
+            ],
+            "bad value `fast` for `peer_timeout`",
         ),
     ];
     for (args, expected) in cases {
@@ -213,7 +225,7 @@ fn rtp_output_with_its_sdp_plays_in_ffmpeg() {
         .arg(format!("rtp://127.0.0.1:{rtp_port}"))
         .arg("--sdp")
         .arg(&sdp)
-        .args(["--quiet", "--duration", "30s", "--idle-timeout", "5s"])
+        .args(["--quiet", "--duration", "30s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -296,7 +308,7 @@ fn a_pipe_in_and_standard_output_out_carry_the_same_access_units() {
     let receiver = fairstream()
         .arg("recv")
         .arg(format!("dccp://127.0.0.1:{port}"))
-        .args(["-", "--quiet", "--duration", "60s", "--idle-timeout", "5s"])
+        .args(["-", "--quiet", "--duration", "60s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -355,7 +367,7 @@ fn a_source_that_is_not_h264_is_named_and_the_connection_closed() {
         .arg("recv")
         .arg(format!("dccp://127.0.0.1:{port}"))
         .arg(temp_path("nothing.264"))
-        .args(["--quiet", "--duration", "30s", "--idle-timeout", "10s"])
+        .args(["--quiet", "--duration", "30s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -379,9 +391,16 @@ fn a_source_that_is_not_h264_is_named_and_the_connection_closed() {
         )),
         "{stderr}"
     );
-    // The sender closed in order: the receiver stops at once, not after
-    // its idle timeout.
+    // The sender closed in order: the receiver stops at once, and fails,
+    // as no frame came (its summary still says what happened).
     let summary: serde_json::Value = serde_json::from_slice(&received.stdout).unwrap();
     assert_eq!(summary["stopped_by"], "closed");
+    assert_eq!(summary["frames_written"], 0);
     assert!(start.elapsed() < Duration::from_secs(5));
+    let received_stderr = String::from_utf8_lossy(&received.stderr);
+    assert!(!received.status.success(), "{received_stderr}");
+    assert!(
+        received_stderr.contains("no frames arrived from the sender at"),
+        "{received_stderr}"
+    );
 }

@@ -507,7 +507,6 @@ fn child(args: &[String]) {
                 OutputSpec::File(PathBuf::from("/dev/null")),
             );
             config.duration = Some(Duration::from_secs_f64(limit));
-            config.idle_timeout = Duration::from_secs(5);
             let receiver = Receiver::bind(config).unwrap();
             println!("port {}", receiver.local_addr().port());
             let _ = std::io::stdout().flush();

@@ -8,6 +8,7 @@
 //! - [`link`]: a UDP socket with a reader thread and precise waits.
 //! - [`ecn`]: ECN codepoints on sent and received datagrams (RFC 3168).
 //! - [`url`]: `dccp://` URLs and their transport options.
+//! - [`peer`]: the peer timeout, and what the peer's control packets say.
 //! - [`send`]: `fairstream send`: an H.264 file, standard input or live
 //!   generated content over a [`SenderSession`](fairstream_proto::session::SenderSession).
 //! - [`recv`]: `fairstream recv`: a [`ReceiverSession`](fairstream_proto::session::ReceiverSession)
@@ -29,9 +30,11 @@ pub mod clock;
 pub mod ecn;
 pub mod emulate;
 pub mod link;
+pub mod peer;
 pub mod recv;
 pub mod relay;
 pub mod send;
 pub mod signal;
 pub mod stats;
 pub mod url;
+mod warn;

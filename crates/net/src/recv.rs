@@ -3,21 +3,29 @@
 //! units and written out ([`OutputSpec`]).
 //!
 //! The receiver serves one sender: the first address whose Request opens
-//! a connection. Datagrams from other addresses are counted and dropped.
-//! It stops when every connection of that sender has closed (after the
-//! Close handshake), on `stop`, after `duration`, or when nothing came for
-//! `idle_timeout`.
+//! a connection. Datagrams from other addresses are counted and dropped;
+//! their Requests are refused with Reset(Too Busy) (RFC 4340 §5.6, code 9),
+//! so that a second sender learns at once that the receiver is busy.
+//!
+//! It stops when every connection of that sender has ended (closed in
+//! order, or reset: the stream was aborted); on `stop` or after `duration`,
+//! closing the connections in order (CloseReq, RFC 4340 §8.3); or when the
+//! sender fell silent for the peer timeout once its data began
+//! ([`crate::peer`]). A stream that was aborted, that fell silent or that
+//! brought no frame at all ends in [`RecvError::Stream`], with the report.
+//! The output is flushed after every access unit, so that whatever ends
+//! the receiver leaves whole NAL units behind.
 
 mod assembler;
+mod config;
 mod fec;
 mod output;
 mod player;
+mod summary;
 
 use std::collections::BTreeSet;
-use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,18 +34,19 @@ use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, State};
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{ReceiverSession, ReorderConfig};
 use fairstream_proto::time::Instant;
-use fairstream_proto::wire::dccp::peek_ports;
-use serde::Serialize;
+use fairstream_proto::wire::dccp::{peek_ports, ResetCode};
 
 pub use assembler::LostByType;
+pub use config::{ReceivedAccessUnit, RecvConfig, RecvError, RecvFailure, RecvReport};
 pub use fec::FecReceiveStats;
 pub use output::{base64, sdp_text, OutputSpec};
 
 use crate::clock::Clock;
 use crate::link::{Incoming, UdpLink};
+use crate::peer::{largest_rtt, SilenceWatch};
 use crate::send::random_u64;
-use crate::stats::{connection_figures, human_rate, ConnectionFigures, StatsConfig, StatsSink};
-use crate::url::{DccpUrl, UrlError};
+use crate::stats::StatsSink;
+use crate::warn::StatsFailures;
 use assembler::Assembler;
 use output::Output;
 use player::Player;
@@ -49,153 +58,30 @@ const MAX_SLEEP: Duration = Duration::from_millis(20);
 const DRAIN: Duration = Duration::from_millis(200);
 /// The most established connections remembered (to see the sender close).
 const MAX_ESTABLISHED: usize = 1024;
+/// Beyond the close timeout, the time a Close handshake the receiver
+/// started is waited for (its last retransmission's answer).
+const CLOSE_MARGIN: Duration = Duration::from_millis(200);
 
-/// What [`Receiver`] does.
-#[derive(Clone, Debug)]
-pub struct RecvConfig {
-    /// Where to listen (`dccp://:PORT`).
-    pub url: DccpUrl,
-    /// Where the stream goes.
-    pub output: OutputSpec,
-    /// Stop after this long.
-    pub duration: Option<Duration>,
-    /// Stop when nothing arrived for this long after the first datagram.
-    pub idle_timeout: Duration,
-    /// The player model's prebuffer.
-    pub prebuffer: Duration,
-    /// The most connections held at once.
-    pub max_connections: usize,
-    /// Statistics.
-    pub stats: StatsConfig,
-    /// Where a copy of every access unit written goes, for an in-process
-    /// consumer such as `fairstream demo` (`None`: nowhere).
-    pub access_units: Option<mpsc::Sender<ReceivedAccessUnit>>,
+/// Where a run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Receiving.
+    Running,
+    /// The receiver closes the connections (since then).
+    Closing(Instant),
+    /// The reorder buffer releases what it holds (since then).
+    Draining(Instant),
 }
 
-/// An access unit as the receiver wrote it, for
-/// [`RecvConfig::access_units`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReceivedAccessUnit {
-    /// The RTP timestamp of its packets (90 kHz, as the sender wrote it:
-    /// `fairstream send` numbers frame i as i/fps seconds).
-    pub rtp_timestamp: u32,
-    /// Its NAL units, without start codes (damaged ones included).
-    pub nal_units: Vec<Vec<u8>>,
-}
-
-impl RecvConfig {
-    /// A configuration with the defaults (10 s idle timeout, 1 s
-    /// prebuffer, 64 connections).
-    pub fn new(url: DccpUrl, output: OutputSpec) -> RecvConfig {
-        RecvConfig {
-            url,
-            output,
-            duration: None,
-            idle_timeout: Duration::from_secs(10),
-            prebuffer: Duration::from_secs(1),
-            max_connections: 64,
-            stats: StatsConfig::default(),
-            access_units: None,
-        }
-    }
-}
-
-/// Why the receiver failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RecvError {
-    /// The URL is unusable.
-    #[error(transparent)]
-    Url(#[from] UrlError),
-    /// A socket call failed.
-    #[error("{what}: {error}")]
-    Socket {
-        /// What was being done.
-        what: String,
-        /// The error.
-        error: io::Error,
-    },
-    /// The output could not be written.
-    #[error("output: {0}")]
-    Output(io::Error),
-    /// The statistics file could not be written.
-    #[error("statistics: {0}")]
-    Stats(io::Error),
-}
-
-/// What a run received.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RecvReport {
-    /// The sender served.
-    pub peer: Option<String>,
-    /// Seconds from start to exit.
-    pub elapsed_s: f64,
-    /// Why it stopped: `closed` (by the sender), `signal`, `duration`,
-    /// `idle`.
-    pub stopped_by: String,
-    /// RTP packets the session delivered.
-    pub packets_received: u64,
-    /// Bytes of those RTP packets.
-    pub bytes_received: u64,
-    /// Access units written.
-    pub frames_written: u64,
-    /// Bytes written (Annex B, start codes included; 0 for RTP output; NAL
-    /// unit bytes for a relay).
-    pub bytes_written: u64,
-    /// Frames complete.
-    pub frames_complete: u64,
-    /// Frames with packets missing.
-    pub frames_damaged: u64,
-    /// Frames lost by type, as far as the receiver can tell.
-    pub frames_lost: LostByType,
-    /// RTP sequence numbers missing.
-    pub packets_missing: u64,
-    /// The player model's start-up delay, seconds.
-    pub startup_delay_s: Option<f64>,
-    /// Its stalls.
-    pub stalls: u64,
-    /// Its time stalled, seconds.
-    pub stall_time_s: f64,
-    /// Datagrams from addresses other than the sender's, dropped.
-    pub foreign_datagrams: u64,
-    /// Datagrams the endpoint could not parse.
-    pub malformed_datagrams: u64,
-    /// Datagrams (RTP packets) that were not H.264 of the stream.
-    pub foreign_packets: u64,
-    /// The most connections the endpoint held at once.
-    pub connections_max: usize,
-    /// The largest total of the connections' internal tables seen.
-    pub tables_max: usize,
-    /// The most datagrams the reorder buffer held.
-    pub reorder_max_held: usize,
-    /// Gaps the reorder buffer gave up.
-    pub reorder_skipped: u64,
-    /// What FEC repaired (when the sender added parity).
-    pub fec: FecReceiveStats,
-}
-
-/// One line of `--stats-json` from the receiver.
-#[derive(Debug, Serialize)]
-struct RecvStatsLine<'a> {
-    time_s: f64,
-    role: &'static str,
-    connections: usize,
-    /// Bits/s of RTP since the previous line.
-    receive_rate_bps: f64,
-    packets_received: u64,
-    bytes_received: u64,
-    frames_written: u64,
-    bytes_written: u64,
-    frames_lost: LostByType,
-    buffer_s: f64,
-    startup_delay_s: Option<f64>,
-    stalls: u64,
-    fec: FecReceiveStats,
-    conns: &'a [ConnectionFigures],
-}
-
-#[derive(Debug, Serialize)]
-struct Summary<'a> {
-    summary: &'a RecvReport,
+/// How the sender's established connections ended.
+#[derive(Clone, Debug, Default)]
+struct Endings {
+    /// The connections already counted.
+    seen: BTreeSet<ConnectionId>,
+    /// Closed in order.
+    closed: u64,
+    /// Reset by the sender.
+    reset: u64,
 }
 
 /// A receiver with its socket bound.
@@ -234,8 +120,10 @@ impl Receiver {
         self.local
     }
 
-    /// Receives until the sender closes, `stop` is set, the duration or
-    /// the idle timeout passes.
+    /// Receives until the sender ends the stream, `stop` is set or the
+    /// duration passes (then closes in order), or the sender falls silent
+    /// for the peer timeout. A stream that was aborted, fell silent or
+    /// brought no frame is [`RecvError::Stream`], with the report.
     pub fn run(self, stop: &AtomicBool) -> Result<RecvReport, RecvError> {
         let mut connection = ConnectionConfig {
             max_packet_size: self.config.url.transport.max_packet,
@@ -281,7 +169,11 @@ impl Receiver {
             report: RecvReport::default(),
             peer: None,
             last_source: None,
-            last_heard: None,
+            watch: SilenceWatch::default(),
+            data_started: false,
+            failure: None,
+            endings: Endings::default(),
+            stats_failures: StatsFailures::default(),
             buf: Vec::with_capacity(2048),
             accepted: 0,
             established: BTreeSet::new(),
@@ -309,7 +201,14 @@ struct RecvRun {
     report: RecvReport,
     peer: Option<SocketAddr>,
     last_source: Option<SocketAddr>,
-    last_heard: Option<Instant>,
+    /// The sender's silence, once its data began.
+    watch: SilenceWatch,
+    /// Data arrived on a connection of the sender.
+    data_started: bool,
+    /// Why the stream failed, if it did.
+    failure: Option<RecvFailure>,
+    endings: Endings,
+    stats_failures: StatsFailures,
     buf: Vec<u8>,
     accepted: u64,
     established: BTreeSet<ConnectionId>,
@@ -321,16 +220,34 @@ impl RecvRun {
     fn run(mut self, stop: &AtomicBool) -> Result<RecvReport, RecvError> {
         let interval = self.receiver.config.stats.interval;
         let mut next_stats = interval.map(|i| self.start + i);
-        let mut ending: Option<(Instant, &'static str)> = None;
+        let mut phase = Phase::Running;
+        let close_wait = self.receiver.config.close_timeout + CLOSE_MARGIN;
         loop {
             let now = self.clock.now();
-            if let Some((since, _)) = ending {
-                if now - since >= DRAIN {
-                    break;
+            match phase {
+                Phase::Running => {
+                    if let Some(reason) = self.stop_reason(now, stop) {
+                        self.report.stopped_by = reason.into();
+                        // The receiver ends the stream: it closes in order,
+                        // as a sender does (RFC 4340 §8.3: CloseReq).
+                        phase = if matches!(reason, "signal" | "duration") && !self.all_ended() {
+                            self.session.close(now);
+                            Phase::Closing(now)
+                        } else {
+                            Phase::Draining(now)
+                        };
+                    }
                 }
-            } else if let Some(reason) = self.stop_reason(now, stop) {
-                ending = Some((now, reason));
-                self.report.stopped_by = reason.into();
+                Phase::Closing(since) => {
+                    if self.all_ended() || now - since >= close_wait {
+                        phase = Phase::Draining(now);
+                    }
+                }
+                Phase::Draining(since) => {
+                    if now - since >= DRAIN {
+                        break;
+                    }
+                }
             }
             if self.session.poll_timeout().is_some_and(|t| t <= now) {
                 self.session.handle_timeout(now);
@@ -339,7 +256,7 @@ impl RecvRun {
             self.deliver(now)?;
             self.observe();
             if let Some(at) = next_stats.filter(|t| *t <= now) {
-                self.stats_line(now)?;
+                self.stats_line(now);
                 next_stats = interval.map(|i| (at + i).max(now));
             }
             // Nothing here is paced: feedback and acknowledgement timers
@@ -372,7 +289,7 @@ impl RecvRun {
         self.finish()
     }
 
-    fn stop_reason(&self, now: Instant, stop: &AtomicBool) -> Option<&'static str> {
+    fn stop_reason(&mut self, now: Instant, stop: &AtomicBool) -> Option<&'static str> {
         let config = &self.receiver.config;
         if stop.load(Ordering::Relaxed) {
             return Some("signal");
@@ -380,21 +297,47 @@ impl RecvRun {
         if config.duration.is_some_and(|d| now - self.start >= d) {
             return Some("duration");
         }
-        if self
-            .last_heard
-            .is_some_and(|t| now - t >= config.idle_timeout)
-        {
-            return Some("idle");
+        let timeout = config
+            .peer_timeout
+            .for_rtt(largest_rtt(self.session.endpoint()));
+        if let (Some(silent), Some(peer)) = (self.watch.expired(now, timeout), self.peer) {
+            self.failure = Some(RecvFailure::PeerSilent {
+                peer,
+                silent,
+                timeout,
+            });
+            return Some("peer-timeout");
         }
-        // The sender closed: every connection that was established has
-        // left OPEN (half-open ones, such as forged Requests, do not count).
+        // The sender ended the stream: every connection that was
+        // established has left OPEN (half-open ones, such as forged
+        // Requests, do not count).
         let endpoint = self.session.endpoint();
         let open = self.established.iter().any(|id| {
             endpoint
                 .connection(*id)
                 .is_some_and(|c| c.state() < State::CloseReq)
         });
-        (!self.established.is_empty() && !open).then_some("closed")
+        if self.established.is_empty() || open {
+            return None;
+        }
+        // Reset rather than closed, every one of them: aborted. (A sender
+        // may reset one connection of several and go on with the others.)
+        if let (0, 1.., Some(peer)) = (self.endings.closed, self.endings.reset, self.peer) {
+            self.failure = Some(RecvFailure::Aborted { peer });
+            return Some("aborted");
+        }
+        Some("closed")
+    }
+
+    /// Whether every established connection has ended (closed, reset, or
+    /// gone).
+    fn all_ended(&self) -> bool {
+        let endpoint = self.session.endpoint();
+        self.established.iter().all(|id| {
+            endpoint
+                .connection(*id)
+                .is_none_or(|c| c.state() >= State::TimeWait)
+        })
     }
 
     /// A datagram from `from` that arrived with the ECN codepoint `ecn` (RFC
@@ -403,6 +346,23 @@ impl RecvRun {
     fn datagram(&mut self, from: SocketAddr, bytes: &[u8], ecn: Ecn) {
         if self.peer.is_some_and(|p| p != from) {
             self.report.foreign_datagrams += 1;
+            // RFC 4340 §5.6, Reset Code 9: "Too Busy: The server is too busy
+            // to accept new connections". Only a Request is answered; a
+            // Reset is no larger than the Request, so nothing is amplified.
+            if let Some(reset) = self
+                .session
+                .endpoint()
+                .refuse_request(bytes, ResetCode::TooBusy)
+            {
+                if self
+                    .receiver
+                    .link
+                    .send_to_ecn(&reset, from, Ecn::NotEct)
+                    .is_ok()
+                {
+                    self.report.busy_refusals += 1;
+                }
+            }
             return;
         }
         let now = self.clock.now();
@@ -424,10 +384,13 @@ impl RecvRun {
                 }
             }
         }
-        if self.peer == Some(from) {
-            self.last_heard = Some(now);
-        }
         self.observe();
+        if self.peer == Some(from) && self.data_started {
+            // A sender sends all the time once its data began: the silence
+            // counts from the last packet heard.
+            self.watch.heard();
+            self.watch.expect(now);
+        }
     }
 
     fn transmit(&mut self, now: Instant) {
@@ -500,8 +463,8 @@ impl RecvRun {
         Ok(())
     }
 
-    /// Keeps the bounds the hostile-input tests check, and the
-    /// connections that were established.
+    /// Keeps the bounds the hostile-input tests check, the connections
+    /// that were established, whether their data began and how they ended.
     fn observe(&mut self) {
         let endpoint = self.session.endpoint();
         for id in endpoint.connection_ids() {
@@ -513,6 +476,30 @@ impl RecvRun {
                 self.established.insert(id);
             }
         }
+        for id in &self.established {
+            let Some(conn) = endpoint.connection(*id) else {
+                continue;
+            };
+            let stats = conn.stats();
+            self.data_started |= stats.data_packets_received > 0;
+            // A server that closes in order ends CLOSED (it sends the final
+            // Reset(Closed)); one that received a Reset holds TIMEWAIT
+            // (RFC 4340 §8.5 step 9).
+            let ended = match conn.state() {
+                State::Closed => Some(false),
+                State::TimeWait => Some(stats.resets_received > 0),
+                _ => None,
+            };
+            if let Some(by_reset) = ended {
+                if self.endings.seen.insert(*id) {
+                    if by_reset {
+                        self.endings.reset += 1;
+                    } else {
+                        self.endings.closed += 1;
+                    }
+                }
+            }
+        }
         self.report.connections_max = self.report.connections_max.max(endpoint.len());
         let tables: usize = endpoint
             .connection_ids()
@@ -520,104 +507,5 @@ impl RecvRun {
             .map(|c| c.table_sizes().iter().sum::<usize>())
             .sum();
         self.report.tables_max = self.report.tables_max.max(tables);
-    }
-
-    fn stats_line(&mut self, now: Instant) -> Result<(), RecvError> {
-        let conns = connection_figures(self.session.endpoint());
-        let time_s = (now - self.start).as_secs_f64();
-        // The rate since the previous line.
-        let (last_time, last_bytes) = self.last_stats;
-        let rate = (self.report.bytes_received - last_bytes) as f64 * 8.0
-            / (now - last_time).as_secs_f64().max(1e-9);
-        self.last_stats = (now, self.report.bytes_received);
-        let buffer_s = self.player.buffer_s(now);
-        let lost = self.assembler.lost;
-        let line = format!(
-            "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}",
-            conns.len(),
-            self.report.packets_received,
-            self.report.frames_written,
-            lost.by_type.i,
-            lost.by_type.p,
-            lost.by_type.b,
-            lost.unknown,
-            buffer_s,
-            self.player.stalls,
-            human_rate(rate),
-        );
-        if let Some(relay) = self.output.relay() {
-            let report = &self.report;
-            relay.publish(|p| {
-                p.upstream = conns.clone();
-                p.upstream_packets = report.packets_received;
-                p.upstream_bytes = report.bytes_received;
-            });
-        }
-        let record = RecvStatsLine {
-            time_s,
-            role: "recv",
-            connections: conns.len(),
-            receive_rate_bps: rate,
-            packets_received: self.report.packets_received,
-            bytes_received: self.report.bytes_received,
-            frames_written: self.report.frames_written,
-            bytes_written: self.report.bytes_written,
-            frames_lost: lost,
-            buffer_s,
-            startup_delay_s: self.player.startup_delay_s,
-            stalls: self.player.stalls,
-            fec: self.fec.stats,
-            conns: &conns,
-        };
-        self.sink.report(&line, &record).map_err(RecvError::Stats)
-    }
-
-    fn finish(mut self) -> Result<RecvReport, RecvError> {
-        let now = self.clock.now();
-        let ready = self.fec.finish(now);
-        self.assemble(now, ready)?;
-        let tail = self.assembler.finish();
-        self.write(now, tail)?;
-        self.output.flush().map_err(RecvError::Output)?;
-        if let Some(relay) = self.output.relay() {
-            // The relay's sender drains what is left, then closes.
-            relay.end();
-        }
-        self.player.tick(now, true);
-        let session_stats = self.session.stats();
-        let report = &mut self.report;
-        report.peer = self.peer.map(|p| p.to_string());
-        report.elapsed_s = self.clock.elapsed().as_secs_f64();
-        report.frames_complete = self.assembler.frames_complete;
-        report.frames_damaged = self.assembler.frames_damaged;
-        report.frames_lost = self.assembler.lost;
-        report.packets_missing = self.assembler.missing_packets();
-        report.foreign_packets = self.assembler.foreign_packets;
-        report.startup_delay_s = self.player.startup_delay_s;
-        report.stalls = self.player.stalls;
-        report.stall_time_s = self.player.stall_time.as_secs_f64();
-        report.malformed_datagrams =
-            self.session.endpoint().stats().malformed_dropped + session_stats.malformed;
-        report.reorder_max_held = session_stats.reorder.max_held;
-        report.reorder_skipped = session_stats.reorder.skipped;
-        report.fec = self.fec.stats;
-        let line = format!(
-            "recv done ({}): {} frames written ({} bytes), {} complete, {} damaged, {} packets",
-            report.stopped_by,
-            report.frames_written,
-            report.bytes_written,
-            report.frames_complete,
-            report.frames_damaged,
-            report.packets_received,
-        );
-        self.sink
-            .report(
-                &line,
-                &Summary {
-                    summary: &self.report,
-                },
-            )
-            .map_err(RecvError::Stats)?;
-        Ok(self.report)
     }
 }

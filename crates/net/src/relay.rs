@@ -19,10 +19,15 @@
 //! The two halves run on their own threads with the send and receive
 //! loops of [`crate::send`] and [`crate::recv`]; this module starts them,
 //! reports the buffer and both sides' connections, and ends them in
-//! order: when the upstream sender closes (or falls silent for the idle
-//! timeout), the downstream sender drains the buffer and then closes its
-//! connections; on `stop` (Ctrl-C, SIGTERM) both stop at once, the
-//! downstream side with the Close handshake.
+//! order: when the upstream sender closes (or falls silent for the
+//! listening URL's peer timeout, [`crate::peer`]), the downstream sender
+//! drains the buffer and then closes its connections; when the downstream
+//! side ends (its receiver closed, fell silent for the downstream URL's
+//! peer timeout, or went away), the upstream side closes its connections
+//! in order (CloseReq); on `stop` (Ctrl-C, SIGTERM) both stop at once,
+//! each with the Close handshake. The relay fails (an error, a non-zero
+//! exit status) when either side failed, as `fairstream send` and
+//! `fairstream recv` would.
 
 pub mod buffer;
 
@@ -37,10 +42,11 @@ use serde::Serialize;
 pub use buffer::{BufferFigures, Popped, RelayBuffer, RelayFrame};
 
 use crate::clock::Clock;
-use crate::recv::{OutputSpec, Receiver, RecvConfig, RecvError, RecvReport};
+use crate::recv::{OutputSpec, Receiver, RecvConfig, RecvError, RecvFailure, RecvReport};
 use crate::send::{Mode, SendConfig, SendError, SendReport, Sender, SourceSpec};
 use crate::stats::{human_rate, ConnectionFigures, StatsConfig, StatsSink};
 use crate::url::DccpUrl;
+use crate::warn::StatsFailures;
 
 /// The buffer's size when not configured: 8 MiB, about 65 s of a 1 Mbit/s
 /// stream, or 17 minutes of paper 003's 64 kbit/s bearer.
@@ -67,8 +73,6 @@ pub struct RelayConfig {
     pub buffer_bytes: u64,
     /// Stop after this long.
     pub duration: Option<Duration>,
-    /// The upstream sender counts as gone when silent this long.
-    pub idle_timeout: Duration,
     /// Give up when no downstream connection opened within this.
     pub handshake_timeout: Duration,
     /// The longest the downstream Close handshake may take.
@@ -79,15 +83,14 @@ pub struct RelayConfig {
 
 impl RelayConfig {
     /// A configuration with the defaults: an 8 MiB buffer
-    /// ([`DEFAULT_BUFFER_BYTES`]), 10 s idle timeout, 5 s handshake
-    /// timeout, 2 s close timeout.
+    /// ([`DEFAULT_BUFFER_BYTES`]), 5 s handshake timeout, 2 s close
+    /// timeout; each side's peer timeout is its URL's (`peer_timeout`).
     pub fn new(listen: DccpUrl, downstream: DccpUrl) -> RelayConfig {
         RelayConfig {
             listen,
             downstream,
             buffer_bytes: DEFAULT_BUFFER_BYTES,
             duration: None,
-            idle_timeout: Duration::from_secs(10),
             handshake_timeout: Duration::from_secs(5),
             close_timeout: Duration::from_secs(2),
             stats: StatsConfig::default(),
@@ -109,6 +112,17 @@ pub enum RelayError {
         /// What happened.
         error: RecvError,
     },
+    /// The upstream stream failed (the sender fell silent or aborted, or
+    /// no frame came) after the relay ran; the report tells what it did.
+    #[error("upstream side ({url}): {failure}")]
+    UpstreamStream {
+        /// The listening URL.
+        url: String,
+        /// What went wrong.
+        failure: RecvFailure,
+        /// What the relay did.
+        report: Box<RelayReport>,
+    },
     /// The downstream (sending) side failed.
     #[error("downstream side ({url}): {error}")]
     Downstream {
@@ -120,7 +134,7 @@ pub enum RelayError {
     /// A half's thread could not start or panicked (a bug).
     #[error("relay thread: {0}")]
     Thread(String),
-    /// The statistics file could not be written.
+    /// The statistics file could not be created.
     #[error("statistics: {0}")]
     Stats(std::io::Error),
 }
@@ -136,6 +150,9 @@ pub struct RelayReport {
     pub upstream: RecvReport,
     /// The downstream side, as `fairstream send` reports it.
     pub downstream: SendReport,
+    /// The relay's statistics lines that could not be written (a warning,
+    /// not an error).
+    pub stats_write_errors: u64,
 }
 
 /// One line of `--stats-json` from the relay.
@@ -209,7 +226,7 @@ impl Relay {
         };
         let mut recv = RecvConfig::new(config.listen.clone(), OutputSpec::Relay(buffer.clone()));
         recv.duration = config.duration;
-        recv.idle_timeout = config.idle_timeout;
+        recv.close_timeout = config.close_timeout;
         recv.stats = halves.clone();
         let receiver = Receiver::bind(recv).map_err(upstream_error)?;
         let mut send =
@@ -248,6 +265,7 @@ impl Relay {
             sender,
         } = self;
         let mut sink = StatsSink::open(&config.stats).map_err(RelayError::Stats)?;
+        let mut failures = StatsFailures::default();
         let clock = Clock::new();
         let recv_stop = Arc::new(AtomicBool::new(false));
         let send_stop = Arc::new(AtomicBool::new(false));
@@ -285,28 +303,38 @@ impl Relay {
             }
             let now = clock.now();
             if let Some(at) = next_stats.filter(|t| *t <= now) {
-                last = stats_line(&mut sink, &clock, &buffer, last)?;
+                last = stats_line(&mut sink, &mut failures, &clock, &buffer, last);
                 next_stats = interval.map(|i| (at + i).max(now));
             }
             thread::sleep(POLL);
         }
         if interval.is_some() {
             // The state at the end, beside the summary.
-            stats_line(&mut sink, &clock, &buffer, last)?;
+            stats_line(&mut sink, &mut failures, &clock, &buffer, last);
         }
         let received = join(upstream)?;
         let sent = join(downstream)?;
+        // A stream that failed upstream still has its report; the relay's
+        // summary is written before the failure is.
+        let (upstream, upstream_failure) = match received {
+            Ok(report) => (report, None),
+            Err(RecvError::Stream { failure, report }) => (*report, Some(failure)),
+            Err(error) => {
+                return Err(RelayError::Upstream {
+                    url: config.listen.to_string(),
+                    error,
+                })
+            }
+        };
         let report = RelayReport {
             elapsed_s: clock.elapsed().as_secs_f64(),
             buffer: buffer.figures(),
-            upstream: received.map_err(|error| RelayError::Upstream {
-                url: config.listen.to_string(),
-                error,
-            })?,
+            upstream,
             downstream: sent.map_err(|error| RelayError::Downstream {
                 url: config.downstream.to_string(),
                 error,
             })?,
+            stats_write_errors: 0,
         };
         let line = format!(
             "relay done: {} frames in, {} out, {} dropped; buffer max {:.1} kB {} frames; upstream {} ({} frames), downstream {} ({} frames)",
@@ -320,9 +348,17 @@ impl Relay {
             report.downstream.stopped_by,
             report.downstream.frames_sent,
         );
-        sink.report(&line, &Summary { summary: &report })
-            .map_err(RelayError::Stats)?;
-        Ok(report)
+        let mut report = report;
+        report.stats_write_errors = failures.count();
+        failures.check("relay", sink.report(&line, &Summary { summary: &report }));
+        match upstream_failure {
+            Some(failure) => Err(RelayError::UpstreamStream {
+                url: config.listen.to_string(),
+                failure,
+                report: Box::new(report),
+            }),
+            None => Ok(report),
+        }
     }
 }
 
@@ -343,10 +379,11 @@ struct LastLine {
 /// published.
 fn stats_line(
     sink: &mut StatsSink,
+    failures: &mut StatsFailures,
     clock: &Clock,
     buffer: &RelayBuffer,
     last: LastLine,
-) -> Result<LastLine, RelayError> {
+) -> LastLine {
     let now = clock.now();
     let published = buffer.published();
     let seconds = (now - last.at).as_secs_f64().max(1e-9);
@@ -386,12 +423,12 @@ fn stats_line(
         published.downstream.len(),
         human_rate(allowed),
     );
-    sink.report(&line, &record).map_err(RelayError::Stats)?;
-    Ok(LastLine {
+    failures.check("relay", sink.report(&line, &record));
+    LastLine {
         at: now,
         upstream_bytes: published.upstream_bytes,
         downstream_bytes: published.downstream_bytes,
-    })
+    }
 }
 
 fn spawn<T: Send + 'static>(

@@ -10,10 +10,18 @@
 //! demand. In live mode a packet that can no longer meet its frame's
 //! deadline is dropped with the rest of its frame, I frames last
 //! ([`live_frame_is_late`], the simulator's rule).
+//!
+//! The receiver ends the stream early in three ways, each told apart: it
+//! refuses the connection with Reset(Too Busy) while it serves another
+//! sender ([`SendError::ReceiverBusy`]); it closes the connections itself
+//! (a CloseReq, RFC 4340 §8.3: the sender closes in order and reports
+//! `receiver-closed`); or it falls silent, answering nothing the sender
+//! sent for the peer timeout ([`SendError::PeerSilent`], [`crate::peer`]).
 
 mod config;
 mod fec;
 mod source;
+mod summary;
 
 use std::collections::VecDeque;
 use std::io;
@@ -28,7 +36,6 @@ use fairstream_media::stream::{rtp_timestamp, FramePacketizer};
 use fairstream_proto::conn::{ConnectionConfig, State};
 use fairstream_proto::session::{SenderSession, SessionConfig, SessionEvent};
 use fairstream_proto::time::Instant;
-use serde::Serialize;
 
 pub use config::{Mode, SendConfig, SendError, SendReport, SourceFrame};
 pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
@@ -38,7 +45,9 @@ use config::socket_error;
 pub(crate) use crate::clock::random_u64;
 use crate::clock::Clock;
 use crate::link::{Incoming, UdpLink};
-use crate::stats::{connection_figures, human_rate, ConnectionFigures, StatsSink};
+use crate::peer::{largest_rtt, peek_signal, PeerSignal, SilenceWatch};
+use crate::stats::StatsSink;
+use crate::warn::StatsFailures;
 use source::{Next, Source};
 
 /// Packets waiting in the application's queue in on-demand mode.
@@ -49,29 +58,6 @@ const ON_DEMAND_FEED: usize = 512;
 const SOURCE_POLL: Duration = Duration::from_millis(5);
 /// The longest the loop sleeps without looking at the stop flag.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
-
-/// One line of `--stats-json` from the sender.
-#[derive(Debug, Serialize)]
-struct SendStatsLine<'a> {
-    time_s: f64,
-    role: &'static str,
-    connections: usize,
-    target_bitrate_bps: Option<f64>,
-    encoder_bitrate_bps: Option<u32>,
-    frames_sent: u64,
-    frames_late: u64,
-    frames_dropped: u64,
-    packets_sent: u64,
-    bytes_sent: u64,
-    session_queue: usize,
-    conns: &'a [ConnectionFigures],
-}
-
-/// The final line of `--stats-json`.
-#[derive(Debug, Serialize)]
-struct Summary<'a, T: Serialize> {
-    summary: &'a T,
-}
 
 /// A packet waiting to enter the session.
 #[derive(Debug)]
@@ -157,6 +143,15 @@ struct Run {
     /// The RTP sequence number of the next packet sent.
     rtp_sequence: u16,
     fec: Option<fec::FecEncoder>,
+    /// The receiver's silence after what the sender sent.
+    watch: SilenceWatch,
+    /// A Reset(Too Busy) arrived before any connection opened.
+    busy: bool,
+    /// The receiver asked to close (CloseReq).
+    receiver_closed: bool,
+    /// ICMP port unreachable while closing: the receiver finished first.
+    refused_while_closing: bool,
+    stats_failures: StatsFailures,
     buf: Vec<u8>,
 }
 
@@ -225,6 +220,11 @@ impl Run {
             source_ended: false,
             rtp_sequence: 0,
             fec,
+            watch: SilenceWatch::default(),
+            busy: false,
+            receiver_closed: false,
+            refused_while_closing: false,
+            stats_failures: StatsFailures::default(),
             buf: Vec::with_capacity(2048),
         })
     }
@@ -237,10 +237,18 @@ impl Run {
         loop {
             let now = self.clock.now();
             if let Some(since) = closing {
-                if self.all_closed()
-                    || now - since > self.sender.config.close_timeout + Duration::from_millis(200)
-                {
+                let close_wait = self.sender.config.close_timeout + Duration::from_millis(200);
+                if self.all_closed() || now - since > close_wait {
                     self.report.closed_cleanly = self.all_closed();
+                    if !self.report.closed_cleanly
+                        && !self.refused_while_closing
+                        && failure.is_none()
+                    {
+                        failure = Some(SendError::CloseUnanswered {
+                            target: self.sender.target,
+                            after: close_wait,
+                        });
+                    }
                     break;
                 }
             } else if let Some(reason) = self.stop_reason(now, stop) {
@@ -261,6 +269,21 @@ impl Run {
             if self.session.poll_timeout().is_some_and(|t| t <= now) {
                 self.session.handle_timeout(now);
             }
+            if closing.is_none() && self.media_start.is_some() {
+                let timeout = self
+                    .sender
+                    .config
+                    .peer_timeout
+                    .for_rtt(largest_rtt(self.session.endpoint()));
+                if let Some(silent) = self.watch.expired(now, timeout) {
+                    // Nobody to close with: the receiver is gone.
+                    return Err(SendError::PeerSilent {
+                        target: self.sender.target,
+                        silent,
+                        timeout,
+                    });
+                }
+            }
             if closing.is_none() {
                 if let Err(error) = self.pull_frames(now) {
                     // Close the connections in order before reporting it.
@@ -274,7 +297,7 @@ impl Run {
             self.transmit(now, closing.is_some())?;
             self.events()?;
             if let Some(at) = next_stats.filter(|t| *t <= now) {
-                self.stats_line(now)?;
+                self.stats_line(now);
                 next_stats = interval.map(|i| (at + i).max(now));
             }
             // Pacing and frame times need the precise wait; the rest (the
@@ -301,8 +324,11 @@ impl Run {
                     // Feedback is sent Not-ECT (RFC 4340 §12 is about the
                     // data); the session takes no codepoint.
                     Incoming::Datagram(_, bytes, ecn) => {
+                        let signal = peek_signal(&bytes);
                         self.session
                             .handle_datagram_ecn(self.clock.now(), &bytes, ecn);
+                        self.watch.heard();
+                        self.take_signal(signal);
                     }
                     Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
                 }
@@ -312,12 +338,36 @@ impl Run {
         if let Some(error) = failure {
             return Err(error);
         }
-        self.finish()
+        Ok(self.finish())
+    }
+
+    /// Acts on what a control packet from the receiver said, once the
+    /// session took it.
+    fn take_signal(&mut self, signal: Option<PeerSignal>) {
+        match signal {
+            // Acted on when the connection it reset is reported lost.
+            Some(PeerSignal::Busy) if self.media_start.is_none() => self.busy = true,
+            Some(PeerSignal::CloseRequest(id)) => {
+                // The connection accepted it: it is closing (RFC 4340 §8.5
+                // step 13), not merely sent a forged packet.
+                let endpoint = self.session.endpoint();
+                if endpoint
+                    .connection(id)
+                    .is_some_and(|c| c.state() >= State::Closing)
+                {
+                    self.receiver_closed = true;
+                }
+            }
+            _ => {}
+        }
     }
 
     fn stop_reason(&self, now: Instant, stop: &AtomicBool) -> Option<&'static str> {
         if stop.load(Ordering::Relaxed) {
             return Some("signal");
+        }
+        if self.receiver_closed {
+            return Some("receiver-closed");
         }
         if self
             .sender
@@ -361,6 +411,7 @@ impl Run {
         }
         if closing {
             // The receiver finished first: nothing more to close.
+            self.refused_while_closing = true;
             return Ok(());
         }
         if self.media_start.is_none() {
@@ -518,6 +569,13 @@ impl Run {
             let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
             // RFC 4340 §12: ECT(0) on data while the connection agreed ECN.
             let sent = self.sender.link.send_ecn(bytes, transmit.ecn);
+            if sent.is_ok() && transmit.payload_len > 0 {
+                // Data the receiver's CCID answers within about an RTT
+                // (RFC 5348 §6.2; RFC 4341 §6). An Ack of its feedback is
+                // not answered, and a sender with nothing to send expects
+                // nothing.
+                self.watch.expect(now);
+            }
             if sent.is_ok() && self.report.departures.len() < self.sender.config.record_departures {
                 let at = (self.clock.now() - self.start).as_nanos();
                 self.report
@@ -549,80 +607,15 @@ impl Run {
                         Err(_) => self.report.encoder_errors += 1,
                     }
                 }
-                SessionEvent::ConnectionLost { .. } => self.report.connections_lost += 1,
+                SessionEvent::ConnectionLost { .. } => {
+                    self.report.connections_lost += 1;
+                    if self.busy && self.media_start.is_none() {
+                        return Err(SendError::ReceiverBusy(self.sender.target));
+                    }
+                }
                 SessionEvent::ConnectionsChanged { .. } => {}
             }
         }
         Ok(())
-    }
-
-    fn stats_line(&mut self, now: Instant) -> Result<(), SendError> {
-        let conns = connection_figures(self.session.endpoint());
-        let rate: f64 = conns.iter().filter_map(|c| c.allowed_rate_bps).sum();
-        let rtt = conns
-            .iter()
-            .filter_map(|c| c.rtt_s)
-            .fold(f64::NAN, f64::min);
-        let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
-        let time_s = (now - self.start).as_secs_f64();
-        let line = format!(
-            "{time_s:7.1}s send: {} conns, allowed {}, rtt {rtt}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
-            self.session.open_connections(),
-            human_rate(rate),
-            p,
-            self.report.frames_sent,
-            self.report.frames_late,
-            self.report.frames_dropped,
-            self.report.packets_sent,
-        );
-        if let Some(relay) = self.source.relay() {
-            let report = &self.report;
-            let queued = (self.pending.len() + self.session.queued()) as u64;
-            relay.publish(|p| {
-                p.downstream = conns.clone();
-                p.downstream_packets = report.packets_sent;
-                p.downstream_bytes = report.bytes_sent;
-                p.downstream_queued = queued;
-            });
-        }
-        let record = SendStatsLine {
-            time_s,
-            role: "send",
-            connections: self.session.open_connections(),
-            target_bitrate_bps: self.report.target_bitrate_bps,
-            encoder_bitrate_bps: self.report.encoder_bitrate_bps,
-            frames_sent: self.report.frames_sent,
-            frames_late: self.report.frames_late,
-            frames_dropped: self.report.frames_dropped,
-            packets_sent: self.report.packets_sent,
-            bytes_sent: self.report.bytes_sent,
-            session_queue: self.session.queued(),
-            conns: &conns,
-        };
-        self.sink.report(&line, &record).map_err(SendError::Stats)
-    }
-
-    fn finish(mut self) -> Result<SendReport, SendError> {
-        self.report.elapsed_s = self.clock.elapsed().as_secs_f64();
-        self.report.connections_max = self.session.max_open_connections();
-        self.report.connections_mean = self.session.mean_open_connections();
-        self.sink
-            .report(
-                &format!(
-                    "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",
-                    self.report.stopped_by,
-                    self.report.frames_sent,
-                    self.report.frames_late,
-                    self.report.frames_dropped,
-                    self.report.packets_sent,
-                    self.report.bytes_sent,
-                    self.report.elapsed_s
-                ),
-                &Summary {
-                    summary: &self.report,
-                },
-            )
-            .map_err(SendError::Stats)?;
-        Ok(self.report)
     }
 }

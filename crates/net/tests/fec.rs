@@ -1,6 +1,6 @@
 //! Packet-level FEC end to end: `fairstream send` with `fec=n,k` through
 //! the in-process link emulator with Bernoulli loss, against the same run
-//! without FEC. Each run is bounded (duration caps, idle timeouts).
+//! without FEC. Each run is bounded (duration caps, peer timeouts).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a failure is a test failure
 #![allow(clippy::disallowed_methods)] // a real-time test measures with the real clock
@@ -58,7 +58,6 @@ fn run_in(
         OutputSpec::File(output.clone()),
     );
     config.duration = Some(Duration::from_secs(60));
-    config.idle_timeout = Duration::from_secs(5);
     let receiver = Receiver::bind(config).unwrap();
     let to = SocketAddr::from(([127, 0, 0, 1], receiver.local_addr().port()));
     let receiving = thread::spawn(move || receiver.run(&AtomicBool::new(false)).unwrap());

@@ -51,7 +51,6 @@ fn a_file_on_demand_leaves_at_the_fixed_rate_and_arrives_whole() {
         OutputSpec::File(output.clone()),
     );
     recv.duration = Some(Duration::from_secs(60));
-    recv.idle_timeout = Duration::from_secs(5);
     let stats = temp_path("fixed-recv.jsonl");
     recv.stats = StatsConfig {
         interval: Some(Duration::from_millis(250)),

@@ -1,5 +1,5 @@
 //! Sender and receiver on threads of one process, over loopback UDP.
-//! Every run is bounded: the receiver has a duration cap and an idle
+//! Every run is bounded: the receiver has a duration cap and a peer
 //! timeout, the sender a duration cap.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness: a failure is a test failure
@@ -51,7 +51,6 @@ fn ffmpeg_frames(ffmpeg: &Path, path: &Path) -> usize {
 fn recv_config(output: OutputSpec, stats_json: Option<PathBuf>) -> RecvConfig {
     let mut config = RecvConfig::new("dccp://127.0.0.1:0".parse().unwrap(), output);
     config.duration = Some(Duration::from_secs(60));
-    config.idle_timeout = Duration::from_secs(5);
     config.stats = StatsConfig {
         interval: Some(Duration::from_millis(250)),
         human: false,

@@ -72,7 +72,6 @@ fn relay_between_two_emulated_links(mode: Mode, query: &str, name: &str) {
             .unwrap(),
     );
     config.duration = Some(Duration::from_secs(90));
-    config.idle_timeout = Duration::from_secs(5);
     config.stats = stats(Duration::from_millis(250), Some(relay_json.clone()));
     let relay = Relay::bind(config).unwrap();
     let relay_addr = relay.local_addr();

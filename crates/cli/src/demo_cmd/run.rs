@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use fairstream_media::stream::FecParams;
 use fairstream_net::emulate::{DirectionConfig, Emulator, EmulatorConfig, EmulatorStats};
+use fairstream_net::peer::PeerTimeout;
 use fairstream_net::recv::{OutputSpec, ReceivedAccessUnit, Receiver, RecvConfig, RecvReport};
 use fairstream_net::send::{SendConfig, SendReport, Sender, SourceFrame, SourceSpec};
 use fairstream_net::stats::StatsConfig;
@@ -37,8 +38,8 @@ use serde_json::Value;
 const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 /// The encoder's bitrate before the session's first target.
 const INITIAL_BITRATE_BPS: u32 = 300_000;
-/// The longest the receiver waits for a silent sender.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest the receiver waits for a silent sender once its data began.
+const PEER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the progress line is refreshed on a terminal.
 const PROGRESS_TICK: Duration = Duration::from_millis(250);
 /// How often a progress line is printed when stderr is not a terminal.
@@ -213,7 +214,7 @@ pub(super) fn run(
     let listen = "dccp://127.0.0.1:0".parse().context("the receiver's URL")?;
     let mut recv_config = RecvConfig::new(listen, OutputSpec::File(video_file));
     recv_config.duration = Some(setup.duration + Duration::from_secs(30));
-    recv_config.idle_timeout = IDLE_TIMEOUT;
+    recv_config.peer_timeout = PeerTimeout::Fixed(PEER_TIMEOUT);
     recv_config.prebuffer = setup.prebuffer;
     recv_config.stats = stats(&recv_json);
     recv_config.access_units = Some(tap);

@@ -143,6 +143,9 @@ impl Output {
                     writer.write_all(nal)?;
                     written += 4 + nal.len() as u64;
                 }
+                // Whole access units reach the file (or pipe) as they come:
+                // a receiver that is killed leaves no NAL unit cut short.
+                writer.flush()?;
                 Ok(written)
             }
             Output::Rtp {
@@ -277,6 +280,29 @@ mod tests {
         assert!(OutputSpec::parse("udp://1.2.3.4:5", sdp)
             .unwrap_err()
             .contains("unknown output"));
+    }
+
+    #[test]
+    fn each_access_unit_reaches_the_file_whole_as_it_is_written() {
+        let path = std::env::temp_dir().join(format!(
+            "fairstream-output-flush-{}.264",
+            std::process::id()
+        ));
+        let mut output = Output::open(&OutputSpec::File(path.clone())).unwrap();
+        let mut total = 0;
+        for frame in 0..3u8 {
+            let unit = Completed {
+                timestamp: i64::from(frame) * 3600,
+                nal_units: vec![vec![0x65, frame, 1, 2, 3], vec![0x01; 100]],
+                kind: None,
+            };
+            total += output.access_unit(unit, &ParameterSets::default()).unwrap();
+            // Nothing stays in a buffer: a receiver killed now leaves whole
+            // NAL units behind.
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), total);
+        }
+        drop(output);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

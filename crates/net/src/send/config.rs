@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::SourceSpec;
+use crate::peer::PeerTimeout;
 use crate::stats::StatsConfig;
 use crate::url::{DccpUrl, UrlError};
 
@@ -42,6 +43,10 @@ pub struct SendConfig {
     pub handshake_timeout: Duration,
     /// The longest the Close handshake may take at the end.
     pub close_timeout: Duration,
+    /// How long the receiver may leave what was sent unanswered before the
+    /// stream ends with [`SendError::PeerSilent`] (the URL's
+    /// `peer_timeout`).
+    pub peer_timeout: PeerTimeout,
     /// Statistics.
     pub stats: StatsConfig,
     /// Where a copy of every frame taken from the source goes, for an
@@ -65,9 +70,11 @@ pub struct SourceFrame {
 
 impl SendConfig {
     /// A configuration with the defaults (live, 25 fps, 2 s start-up
-    /// delay, 5 s handshake timeout, 2 s close timeout).
+    /// delay, 5 s handshake timeout, 2 s close timeout, the URL's peer
+    /// timeout).
     pub fn new(source: SourceSpec, url: DccpUrl) -> SendConfig {
         SendConfig {
+            peer_timeout: url.peer_timeout,
             source,
             url,
             mode: Mode::Live,
@@ -136,7 +143,38 @@ pub enum SendError {
     /// The receiver disappeared while streaming.
     #[error("the receiver at {0} went away (connection refused)")]
     PeerGone(SocketAddr),
-    /// The statistics file could not be written.
+    /// The receiver answered nothing for the peer timeout: it, or the path
+    /// to it, is gone (no ICMP error said so).
+    #[error(
+        "the receiver at {target} fell silent: no answer for {:.1} s (peer timeout {:.1} s); it or the path to it is gone",
+        .silent.as_secs_f64(),
+        .timeout.as_secs_f64()
+    )]
+    PeerSilent {
+        /// The receiver.
+        target: SocketAddr,
+        /// How long it had been silent.
+        silent: Duration,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// The receiver refused the connection with Reset(Too Busy) (RFC 4340
+    /// §5.6): it serves another sender.
+    #[error("the receiver at {0} is busy with another sender (it refused the connection: DCCP Reset \"too busy\")")]
+    ReceiverBusy(SocketAddr),
+    /// The Close handshake at the end went unanswered: the receiver may
+    /// have missed the end of the stream.
+    #[error(
+        "the receiver at {target} did not answer the Close within {:.1} s; it may have missed the end of the stream",
+        .after.as_secs_f64()
+    )]
+    CloseUnanswered {
+        /// The receiver.
+        target: SocketAddr,
+        /// How long the sender waited.
+        after: Duration,
+    },
+    /// The statistics file could not be created.
     #[error("statistics: {0}")]
     Stats(io::Error),
 }
@@ -153,7 +191,8 @@ pub struct SendReport {
     pub target: String,
     /// Seconds from start to exit.
     pub elapsed_s: f64,
-    /// Why it stopped: `end` (of the source), `signal` or `duration`.
+    /// Why it stopped: `end` (of the source), `signal`, `duration`,
+    /// `receiver-closed` (the receiver closed the connections) or `error`.
     pub stopped_by: String,
     /// Frames taken from the source.
     pub frames_read: u64,
@@ -195,4 +234,7 @@ pub struct SendReport {
     pub fec_parity_dropped: u64,
     /// The share of the bytes sent that was parity.
     pub fec_overhead: Option<f64>,
+    /// Statistics lines that could not be written (a warning, not an
+    /// error).
+    pub stats_write_errors: u64,
 }

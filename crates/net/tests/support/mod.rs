@@ -42,7 +42,6 @@ pub(crate) fn start_receiver(
 ) -> (SocketAddr, thread::JoinHandle<RecvReport>) {
     let mut config = RecvConfig::new("dccp://127.0.0.1:0".parse().unwrap(), output);
     config.duration = Some(duration);
-    config.idle_timeout = Duration::from_secs(5);
     config.stats = stats(Duration::from_millis(500), stats_json);
     let receiver = Receiver::bind(config).unwrap();
     let port = receiver.local_addr().port();

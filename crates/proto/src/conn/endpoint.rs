@@ -258,12 +258,40 @@ impl Endpoint {
         None
     }
 
+    /// The Reset with `code` that refuses the Request `bytes` outside any
+    /// connection, for a driver that turns away a peer the endpoint never
+    /// sees (a receiver busy with another sender answers Reset(Too Busy),
+    /// RFC 4340 §5.6: "the server is too busy to accept new connections").
+    /// `None` unless `bytes` is a valid Request.
+    pub fn refuse_request(&self, bytes: &[u8], code: ResetCode) -> Option<Vec<u8>> {
+        let context = self.config.connection.checksum.receive_context();
+        let packet = DccpRepr::parse_bytes(bytes, &context).ok()?;
+        if packet.kind.packet_type() != PacketType::Request {
+            return None;
+        }
+        self.reset_for(&packet, code, [0; 3])
+            .map(|(bytes, _)| bytes)
+    }
+
     /// Builds the Reset that answers `packet` without a connection.
     fn queue_reset(&mut self, packet: &DccpRepr<'_>, code: ResetCode, data: [u8; 3]) {
         if self.resets.len() >= MAX_PENDING_RESETS {
             self.stats.resets_dropped += 1;
             return;
         }
+        if let Some(reset) = self.reset_for(packet, code, data) {
+            self.resets.push_back(reset);
+        }
+    }
+
+    /// The Reset that answers `packet` without a connection (RFC 4340 §8.5
+    /// for its numbers), and its description.
+    fn reset_for(
+        &self,
+        packet: &DccpRepr<'_>,
+        code: ResetCode,
+        data: [u8; 3],
+    ) -> Option<(Vec<u8>, Transmit)> {
         let (seq, ack) = no_connection_numbers(packet);
         let repr = DccpRepr {
             src_port: packet.dst_port,
@@ -277,18 +305,17 @@ impl Endpoint {
             payload: &[],
         };
         let context = self.config.connection.checksum.send_context();
-        if let Ok(bytes) = repr.emit_to_vec(&context) {
-            let transmit = Transmit {
-                len: bytes.len(),
-                packet_type: PacketType::Reset,
-                seq,
-                ack: Some(ack),
-                payload_len: 0,
-                // RFC 4340 §12: a Reset is not congestion-controlled.
-                ecn: Ecn::NotEct,
-            };
-            self.resets.push_back((bytes, transmit));
-        }
+        let bytes = repr.emit_to_vec(&context).ok()?;
+        let transmit = Transmit {
+            len: bytes.len(),
+            packet_type: PacketType::Reset,
+            seq,
+            ack: Some(ack),
+            payload_len: 0,
+            // RFC 4340 §12: a Reset is not congestion-controlled.
+            ecn: Ecn::NotEct,
+        };
+        Some((bytes, transmit))
     }
 
     /// Acts on every connection's due timers.

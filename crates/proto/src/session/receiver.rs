@@ -207,6 +207,18 @@ impl ReceiverSession {
         .min()
     }
 
+    /// Starts an orderly close of every connection (RFC 4340 §8.3: a
+    /// server sends CloseReq, so that the sender closes and holds
+    /// TIMEWAIT); a connection still in its handshake is reset.
+    pub fn close(&mut self, now: Instant) {
+        let ids: Vec<ConnectionId> = self.endpoint.connection_ids().collect();
+        for id in ids {
+            if let Some(conn) = self.endpoint.connection_mut(id) {
+                conn.close(now);
+            }
+        }
+    }
+
     /// The next datagram of the stream, in order, without the session
     /// header.
     pub fn recv(&mut self) -> Option<Vec<u8>> {

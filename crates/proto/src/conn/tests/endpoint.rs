@@ -7,10 +7,10 @@ use std::time::Duration;
 use super::support::*;
 use crate::conn::pair::{Direction, LinkConfig, Pair};
 use crate::conn::{
-    Ccid, ChecksumMode, ConnectionConfig, ConnectionId, EndpointConfig, EndpointError, Event,
-    SendError, State,
+    Ccid, ChecksumMode, ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, EndpointError,
+    Event, SendError, State,
 };
-use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, PseudoHeader, ResetCode};
+use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, PseudoHeader, ResetCode, SeqNum};
 
 #[test]
 fn connections_sharing_one_udp_port_pair_are_kept_apart_by_dccp_ports() {
@@ -194,4 +194,43 @@ fn a_full_receive_queue_drops_the_oldest_and_says_so() {
         vec![(server_id(), Event::DatagramsDropped { count: 6 })]
     );
     let _ = PacketKind::Data;
+}
+
+#[test]
+fn a_refused_request_gets_a_reset_the_client_accepts() {
+    let mut client = Endpoint::new(endpoint(config(Ccid::Tfrc, vec![])));
+    let server = Endpoint::new(EndpointConfig {
+        listen: true,
+        ..endpoint(ConnectionConfig::default())
+    });
+    let id = client
+        .connect(millis(0), CLIENT_PORT, SERVER_PORT, 7)
+        .unwrap();
+    let mut request = Vec::new();
+    client.poll_transmit(millis(0), &mut request).unwrap();
+    // Only a Request is refused this way.
+    let not_a_request = from_client(
+        SeqNum::new(1),
+        PacketKind::Ack {
+            ack: SeqNum::new(1),
+        },
+        &[],
+    );
+    assert_eq!(
+        server.refuse_request(&not_a_request, ResetCode::TooBusy),
+        None
+    );
+    assert_eq!(server.refuse_request(&[1, 2, 3], ResetCode::TooBusy), None);
+    let reset = server.refuse_request(&request, ResetCode::TooBusy).unwrap();
+    client.handle_datagram(millis(1), &reset, 0);
+    assert!(drain_events(&mut client).contains(&(
+        id,
+        Event::Reset {
+            code: ResetCode::TooBusy,
+            data: [0; 3],
+            by_peer: true
+        }
+    )));
+    // The server kept nothing of it.
+    assert!(server.is_empty());
 }

@@ -1,0 +1,105 @@
+//! The sender's statistics lines and its summary.
+
+use fairstream_proto::time::Instant;
+use serde::Serialize;
+
+use super::{Run, SendReport};
+use crate::stats::{connection_figures, human_rate, ConnectionFigures};
+
+/// One line of `--stats-json` from the sender.
+#[derive(Debug, Serialize)]
+struct SendStatsLine<'a> {
+    time_s: f64,
+    role: &'static str,
+    connections: usize,
+    target_bitrate_bps: Option<f64>,
+    encoder_bitrate_bps: Option<u32>,
+    frames_sent: u64,
+    frames_late: u64,
+    frames_dropped: u64,
+    packets_sent: u64,
+    bytes_sent: u64,
+    session_queue: usize,
+    conns: &'a [ConnectionFigures],
+}
+
+/// The final line of `--stats-json`.
+#[derive(Debug, Serialize)]
+struct Summary<'a, T: Serialize> {
+    summary: &'a T,
+}
+
+impl Run {
+    /// Writes one statistics line (a failure is a warning).
+    pub(super) fn stats_line(&mut self, now: Instant) {
+        let conns = connection_figures(self.session.endpoint());
+        let rate: f64 = conns.iter().filter_map(|c| c.allowed_rate_bps).sum();
+        let rtt = conns
+            .iter()
+            .filter_map(|c| c.rtt_s)
+            .fold(f64::NAN, f64::min);
+        let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
+        let time_s = (now - self.start).as_secs_f64();
+        let line = format!(
+            "{time_s:7.1}s send: {} conns, allowed {}, rtt {rtt}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
+            self.session.open_connections(),
+            human_rate(rate),
+            p,
+            self.report.frames_sent,
+            self.report.frames_late,
+            self.report.frames_dropped,
+            self.report.packets_sent,
+        );
+        if let Some(relay) = self.source.relay() {
+            let report = &self.report;
+            let queued = (self.pending.len() + self.session.queued()) as u64;
+            relay.publish(|p| {
+                p.downstream = conns.clone();
+                p.downstream_packets = report.packets_sent;
+                p.downstream_bytes = report.bytes_sent;
+                p.downstream_queued = queued;
+            });
+        }
+        let record = SendStatsLine {
+            time_s,
+            role: "send",
+            connections: self.session.open_connections(),
+            target_bitrate_bps: self.report.target_bitrate_bps,
+            encoder_bitrate_bps: self.report.encoder_bitrate_bps,
+            frames_sent: self.report.frames_sent,
+            frames_late: self.report.frames_late,
+            frames_dropped: self.report.frames_dropped,
+            packets_sent: self.report.packets_sent,
+            bytes_sent: self.report.bytes_sent,
+            session_queue: self.session.queued(),
+            conns: &conns,
+        };
+        let written = self.sink.report(&line, &record);
+        self.stats_failures.check("send", written);
+    }
+
+    /// The report, after the summary line.
+    pub(super) fn finish(mut self) -> SendReport {
+        self.report.elapsed_s = self.clock.elapsed().as_secs_f64();
+        self.report.connections_max = self.session.max_open_connections();
+        self.report.connections_mean = self.session.mean_open_connections();
+        self.report.stats_write_errors = self.stats_failures.count();
+        let written = self.sink.report(
+                &format!(
+                    "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",
+                    self.report.stopped_by,
+                    self.report.frames_sent,
+                    self.report.frames_late,
+                    self.report.frames_dropped,
+                    self.report.packets_sent,
+                    self.report.bytes_sent,
+                    self.report.elapsed_s
+                ),
+                &Summary {
+                    summary: &self.report,
+                },
+            );
+        self.stats_failures.check("send", written);
+        self.report
+    }
+}
