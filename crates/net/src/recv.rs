@@ -146,11 +146,16 @@ impl Receiver {
             .first()
             .copied()
             .unwrap_or(Ccid::Tfrc);
+        // Retransmission (the URL's `arq`, on by default): lost datagrams
+        // are asked for, and a gap is waited for up to the deadline the
+        // player model's prebuffer gives what follows it.
         let session = ReceiverSession::new(
             connection,
             self.config.max_connections.max(1),
             ReorderConfig::default(),
-        );
+        )
+        .with_arq(self.config.url.arq.unwrap_or(true))
+        .with_playout_delay(self.config.prebuffer);
         let output = Output::open(&self.config.output).map_err(RecvError::Output)?;
         let sink = StatsSink::open(&self.config.stats).map_err(RecvError::Stats)?;
         let clock = Clock::new();

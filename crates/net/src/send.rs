@@ -34,7 +34,10 @@ use fairstream_media::h264::FrameType;
 use fairstream_media::playout::live_frame_is_late;
 use fairstream_media::stream::{rtp_timestamp, FramePacketizer};
 use fairstream_proto::conn::{ConnectionConfig, State};
-use fairstream_proto::session::{SenderSession, SessionConfig, SessionEvent};
+use fairstream_proto::session::{
+    ArqConfig, DatagramMeta, SenderSession, SessionConfig, SessionEvent, SESSION_HEADER_BYTES,
+    SESSION_TIMED_HEADER_BYTES,
+};
 use fairstream_proto::time::Instant;
 
 pub use config::{Mode, SendConfig, SendError, SendReport, SourceFrame};
@@ -185,11 +188,21 @@ impl Run {
             local_port: 1024 + (seed % 50_000) as u16,
             remote_port: sender.target.port(),
             iss_seed: seed,
+            arq: ArqConfig {
+                enabled: config.url.arq.unwrap_or(true),
+                ..ArqConfig::default()
+            },
             ..SessionConfig::default()
         };
         let session = SenderSession::new(session_config, start)
             .map_err(|e| SendError::Config(e.to_string()))?;
-        let max_datagram = fec::media_datagram(session.max_datagram(), config.url.fec);
+        // Media datagrams carry their playout time in the session header.
+        let max_datagram = fec::media_datagram(
+            session
+                .max_datagram()
+                .saturating_sub(SESSION_TIMED_HEADER_BYTES - SESSION_HEADER_BYTES),
+            config.url.fec,
+        );
         let packetizer = FramePacketizer::new(max_datagram)
             .map_err(|e| SendError::Config(format!("max_packet {}: {e}", transport.max_packet)))?;
         // A slice of the encoder fits a packet with its RTP header.
@@ -531,7 +544,16 @@ impl Run {
             if let Some(field) = packet.packet.get_mut(2..4) {
                 field.copy_from_slice(&self.rtp_sequence.to_be_bytes());
             }
-            match self.session.send(now, &packet.packet, packet.gop) {
+            let meta = DatagramMeta {
+                gop: packet.gop,
+                deadline: packet.deadline,
+                key: packet.frame_type == FrameType::I,
+                retransmit: true,
+                playout: Some(Duration::from_secs_f64(
+                    packet.frame as f64 / self.sender.config.fps,
+                )),
+            };
+            match self.session.send_with(now, &packet.packet, meta) {
                 Ok(()) => {
                     self.rtp_sequence = self.rtp_sequence.wrapping_add(1);
                     self.report.packets_sent += 1;
@@ -539,7 +561,15 @@ impl Run {
                     if packet.first_of_frame {
                         self.report.frames_sent += 1;
                     }
-                    self.protect(now, &packet.packet, packet.gop);
+                    // Parity is not resent: ARQ repairs what FEC could not.
+                    self.protect(
+                        now,
+                        &packet.packet,
+                        DatagramMeta {
+                            retransmit: false,
+                            ..meta
+                        },
+                    );
                 }
                 Err(_) => {
                     let frame = packet.frame;

@@ -221,14 +221,19 @@ pub struct DccpUrl {
     pub fec: Option<FecParams>,
     /// How long the peer may stay silent (`peer_timeout`).
     pub peer_timeout: PeerTimeout,
+    /// Retransmission within the deadline (`arq=on|off`; `None`: the
+    /// default, on). The sender resends what the receiver asks for and can
+    /// still arrive in time; the receiver asks for what it lost
+    /// (`fairstream_proto::session::arq`).
+    pub arq: Option<bool>,
     text: String,
     /// Keys given in the query.
     keys: Vec<String>,
 }
 
 const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, \
-     max_packet, fec, peer_timeout";
-const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout";
+     max_packet, fec, peer_timeout, arq";
+const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq";
 
 impl fmt::Display for DccpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -271,6 +276,7 @@ impl FromStr for DccpUrl {
             transport: TransportOptions::default(),
             fec: None,
             peer_timeout: PeerTimeout::Auto,
+            arq: None,
             text: text.to_owned(),
             keys: Vec::new(),
         };
@@ -390,6 +396,13 @@ impl DccpUrl {
             }
             "fec" => self.fec = Some(parse_fec(value).map_err(|r| bad(key, value, r))?),
             "peer_timeout" => self.peer_timeout = value.parse().map_err(|r| bad(key, value, r))?,
+            "arq" => {
+                self.arq = Some(match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad(key, value, "expected on or off")),
+                })
+            }
             _ => {
                 return Err(UrlError::UnknownKey {
                     url: self.text.clone(),
@@ -468,7 +481,7 @@ impl DccpUrl {
         if let Some(key) = self
             .keys
             .iter()
-            .find(|k| !matches!(k.as_str(), "cc" | "max_packet" | "peer_timeout"))
+            .find(|k| !matches!(k.as_str(), "cc" | "max_packet" | "peer_timeout" | "arq"))
         {
             return Err(UrlError::UnknownKey {
                 url: self.text.clone(),

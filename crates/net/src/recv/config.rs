@@ -190,6 +190,12 @@ pub struct RecvReport {
     pub reorder_max_held: usize,
     /// Gaps the reorder buffer gave up.
     pub reorder_skipped: u64,
+    /// Datagrams asked to be resent (`arq`; distinct sequence numbers).
+    pub arq_requested: u64,
+    /// Of those, the ones that came in time.
+    pub arq_recovered: u64,
+    /// Of those, the ones given up before they came.
+    pub arq_too_late: u64,
     /// What FEC repaired (when the sender added parity).
     pub fec: FecReceiveStats,
     /// Statistics lines that could not be written (a warning, not an

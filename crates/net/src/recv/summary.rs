@@ -114,6 +114,9 @@ impl RecvRun {
             self.session.endpoint().stats().malformed_dropped + session_stats.malformed;
         report.reorder_max_held = session_stats.reorder.max_held;
         report.reorder_skipped = session_stats.reorder.skipped;
+        report.arq_requested = session_stats.arq.requested;
+        report.arq_recovered = session_stats.arq.recovered;
+        report.arq_too_late = session_stats.arq.too_late;
         report.fec = self.fec.stats;
         report.stats_write_errors = self.stats_failures.count();
         if self.failure.is_none() && report.frames_written == 0 {

@@ -234,6 +234,17 @@ pub struct SendReport {
     pub fec_parity_dropped: u64,
     /// The share of the bytes sent that was parity.
     pub fec_overhead: Option<f64>,
+    /// Sequence numbers the receiver asked to be resent (`arq`; with
+    /// repeats).
+    pub arq_requested: u64,
+    /// Datagrams resent after a request.
+    pub arq_retransmitted: u64,
+    /// Requests refused because the datagram could no longer arrive before
+    /// its deadline.
+    pub arq_too_late: u64,
+    /// Connections that answered nothing for a few RTTs and were replaced;
+    /// what they held went to the others.
+    pub dead_connections: u64,
     /// Statistics lines that could not be written (a warning, not an
     /// error).
     pub stats_write_errors: u64,

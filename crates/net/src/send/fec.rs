@@ -9,6 +9,7 @@
 
 use fairstream_media::fec::FecCode;
 use fairstream_media::stream::{parity_rtp_packet, FecParams, ParityHeader, PARITY_OVERHEAD};
+use fairstream_proto::session::DatagramMeta;
 use fairstream_proto::time::Instant;
 use fairstream_proto::wire::rtp::RtpRepr;
 
@@ -114,7 +115,7 @@ impl Run {
     /// Hands a packet just sent to the FEC encoder and sends the parity
     /// packets of a block it completed (a parity packet the session
     /// refuses is counted and lost, as on the link).
-    pub(super) fn protect(&mut self, now: Instant, packet: &[u8], gop: u64) {
+    pub(super) fn protect(&mut self, now: Instant, packet: &[u8], meta: DatagramMeta) {
         let Some(encoder) = self.fec.as_mut() else {
             return;
         };
@@ -126,7 +127,7 @@ impl Run {
             }
         };
         for packet in parity {
-            match self.session.send(now, &packet, gop) {
+            match self.session.send_with(now, &packet, meta) {
                 Ok(()) => {
                     self.report.fec_parity_sent += 1;
                     self.report.fec_parity_bytes += packet.len() as u64;

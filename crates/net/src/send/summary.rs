@@ -84,6 +84,11 @@ impl Run {
         self.report.connections_max = self.session.max_open_connections();
         self.report.connections_mean = self.session.mean_open_connections();
         self.report.stats_write_errors = self.stats_failures.count();
+        let arq = self.session.arq_stats();
+        self.report.arq_requested = arq.requested;
+        self.report.arq_retransmitted = arq.retransmitted;
+        self.report.arq_too_late = arq.too_late;
+        self.report.dead_connections = arq.dead_connections;
         let written = self.sink.report(
                 &format!(
                     "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",
