@@ -36,8 +36,10 @@ pub(crate) struct DecodeArgs {
 }
 
 /// Runs `fairstream decode`: every frame position is kept — frames whose
-/// data is missing (found from `frame_num` gaps) or that the decoder cannot
-/// produce repeat the previous picture, as EvalVid expects.
+/// data is missing (found from `frame_num` gaps, a lost IDR picture
+/// included) or that the decoder cannot produce repeat the previous picture
+/// (mid-grey before the first), as EvalVid expects, and are counted as
+/// missing and repeated.
 pub(crate) fn run_decode(args: &DecodeArgs) -> anyhow::Result<()> {
     let bytes = std::fs::read(&args.input)
         .with_context(|| format!("cannot read {}", args.input.display()))?;

@@ -55,6 +55,21 @@ fn decode_keeps_every_frame_position_of_a_stream_missing_a_frame() {
 }
 
 #[test]
+fn decode_keeps_the_positions_of_a_lost_idr_and_the_frames_after_it() {
+    let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D_IDR_LOST.264") else {
+        return;
+    };
+    let dir = scratch("decode-idr");
+    let out = dir.join("out.yuv");
+    let output = ok(&["decode", s(&input), s(&out)]);
+    // The file holds 97 of the original's 100 frames; the first three (the
+    // IDR picture and two P pictures) are gone, and their positions stay.
+    assert_eq!(fs::metadata(&out).unwrap().len(), 100 * 38_016);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("3 frames missing"), "{stderr}");
+}
+
+#[test]
 fn decode_refuses_what_is_not_h264_and_survives_damage() {
     let dir = scratch("damage");
     let not_video = dir.join("notes.264");

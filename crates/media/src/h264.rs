@@ -173,8 +173,10 @@ pub struct AccessUnit {
     /// Frames that `frame_num` says are missing just before this one: a
     /// gap in the numbering of reference pictures (§7.4.3: a picture's
     /// `frame_num` is the previous reference picture's plus one, modulo
-    /// MaxFrameNum). Used to keep frame positions when whole frames were
-    /// lost; zero after an IDR or when the numbering is unknown.
+    /// MaxFrameNum; an IDR picture is numbered 0, so a stream or a period
+    /// that starts without its IDR picture shows too). Used to keep frame
+    /// positions when whole frames were lost; zero at an IDR or when the
+    /// numbering is unknown.
     pub frames_missing_before: usize,
     /// Its NAL units, in stream order.
     pub nal_units: Vec<NalUnit>,
@@ -389,21 +391,51 @@ pub fn access_unit_bytes(stream: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, H264Error> 
         .collect())
 }
 
-/// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps: after
-/// a reference picture numbered p, the next picture is numbered p + 1
-/// (mod MaxFrameNum); a larger step means lost frames. Gaps of half the
-/// number space or more are taken as a numbering the parser cannot follow,
-/// not as losses.
+/// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps.
+///
+/// §7.4.3: `frame_num` is 0 at an IDR picture, and a picture after a
+/// reference picture numbered p is numbered p + 1 (mod MaxFrameNum) unless
+/// frames were lost. Three cases are found:
+/// - a step larger than one after a reference picture: the frames between
+///   are missing;
+/// - a stream that starts with a non-IDR picture numbered q (§7.4.1.2.4
+///   wants an IDR first): the IDR picture numbered 0 and the q − 1
+///   reference pictures after it are missing;
+/// - a numbering that goes back without an IDR picture (0 < q < p + 1): a
+///   new IDR period whose IDR was lost began, so q frames of it (its IDR
+///   and q − 1 more) are missing — or the numbering wrapped past
+///   MaxFrameNum with frames lost; the smaller of the two counts is taken.
+///
+/// Gaps of half the number space or more are taken as a numbering the
+/// parser cannot follow, not as losses. Non-reference pictures (B frames)
+/// do not advance `frame_num`, so a lost one is not seen: the count is a
+/// lower bound.
 fn count_missing_frames(access_units: &mut [AccessUnit], maxes: &[Option<u32>]) {
     let mut last_reference: Option<u32> = None;
+    let mut first = true;
     for (au, max) in access_units.iter_mut().zip(maxes) {
+        let at_start = std::mem::replace(&mut first, false);
         if au.idr {
             last_reference = au.frame_num.filter(|_| au.reference);
             continue;
         }
-        if let (Some(previous), Some(current), Some(max)) = (last_reference, au.frame_num, *max) {
-            let expected = (previous + 1) % max;
-            let gap = (current + max - expected) % max;
+        if let (Some(current), Some(max)) = (au.frame_num, *max) {
+            let gap = match last_reference {
+                None if at_start => current,
+                None => 0,
+                Some(previous) => {
+                    let expected = (previous + 1) % max;
+                    let step = (current + max - expected) % max;
+                    if current > 0 && current < expected {
+                        // Back without an IDR: a lost IDR began a new
+                        // period, unless the numbering wrapped past
+                        // MaxFrameNum; the smaller count is taken.
+                        step.min(current)
+                    } else {
+                        step
+                    }
+                }
+            };
             if gap > 0 && gap < max / 2 {
                 au.frames_missing_before = gap as usize;
             }
