@@ -1,11 +1,13 @@
 //! `fairstream send` and `fairstream recv`: real streaming over UDP
 //! (`fairstream-net`).
 
+use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use fairstream_media::h264::{probe_frame_rate, FrameRateProbe};
 use fairstream_net::recv::{OutputSpec, RecvConfig};
 use fairstream_net::send::{Mode, SendConfig, SourceSpec};
 use fairstream_net::stats::StatsConfig;
@@ -28,9 +30,11 @@ pub(crate) struct SendArgs {
     /// Repeat the file at its end
     #[arg(long = "loop")]
     looped: bool,
-    /// Frames per second of the source
-    #[arg(long, default_value = "25", value_parser = parse_fps)]
-    fps: f64,
+    /// Frames per second of the source [default: a file's or a pipe's own
+    /// rate, from the VUI timing of its SPS; 25 when it states none (said
+    /// on stderr) and for generated content]
+    #[arg(long, value_parser = parse_fps)]
+    fps: Option<f64>,
     /// Live mode: a frame is dropped when it cannot arrive within this of
     /// its release
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_positive_duration)]
@@ -158,11 +162,81 @@ pub(crate) fn parse_url(text: &str) -> Result<DccpUrl> {
     text.parse::<DccpUrl>().map_err(anyhow::Error::from)
 }
 
+/// The frame rate assumed when neither `--fps` nor the stream gives one.
+const DEFAULT_FPS: f64 = 25.0;
+/// Bytes of a file or pipe read to find its SPS before giving up.
+const FRAME_RATE_READ_AHEAD: usize = 1 << 20;
+
+/// Reads the start of `input` until its first SPS is whole (or a picture
+/// came first, or the input ended, or [`FRAME_RATE_READ_AHEAD`] bytes were
+/// read); returns what it says of the frame rate and the bytes read.
+fn read_frame_rate(input: &mut impl Read) -> std::io::Result<(FrameRateProbe, Vec<u8>)> {
+    let mut read = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        read.extend_from_slice(chunk.get(..n).unwrap_or(&[]));
+        let complete = n == 0 || read.len() >= FRAME_RATE_READ_AHEAD;
+        match probe_frame_rate(&read, complete) {
+            FrameRateProbe::NeedMore if !complete => {}
+            FrameRateProbe::NeedMore => return Ok((FrameRateProbe::NotStated, read)),
+            probe => return Ok((probe, read)),
+        }
+    }
+}
+
+/// The frame rate to send `name` at when `--fps` is not given: the
+/// stream's own (VUI timing), else [`DEFAULT_FPS`], which is said once on
+/// stderr (even with `--quiet`).
+fn choose_fps(probe: FrameRateProbe, name: &str, quiet: bool) -> f64 {
+    let stated = match probe {
+        FrameRateProbe::Stated(timing) => timing.frames_per_second(),
+        FrameRateProbe::NotStated | FrameRateProbe::NeedMore => None,
+    };
+    match stated {
+        Some(fps) if fps > 0.0 && fps <= 240.0 => {
+            if !quiet {
+                eprintln!("{name}: {fps:.3} frames/s, from the VUI timing of its SPS");
+            }
+            fps
+        }
+        Some(fps) => {
+            eprintln!(
+                "{name}: its SPS states {fps} frames/s, outside (0, 240]; assuming \
+                 {DEFAULT_FPS} frames/s (set --fps)"
+            );
+            DEFAULT_FPS
+        }
+        None => {
+            eprintln!(
+                "{name}: the stream states no frame rate (no VUI timing in its SPS); assuming \
+                 {DEFAULT_FPS} frames/s (set --fps)"
+            );
+            DEFAULT_FPS
+        }
+    }
+}
+
 /// Runs `fairstream send`.
 pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     let url = parse_url(&args.url)?;
+    let quiet = args.stats.quiet;
+    let mut fps = args.fps.unwrap_or(DEFAULT_FPS);
     let source = match args.source.as_str() {
-        "-" => SourceSpec::Stdin,
+        "-" => {
+            let mut read_ahead = Vec::new();
+            if args.fps.is_none() {
+                let (probe, read) = read_frame_rate(&mut std::io::stdin().lock())
+                    .context("cannot read standard input")?;
+                fps = choose_fps(probe, "standard input", quiet);
+                read_ahead = read;
+            }
+            SourceSpec::StdinAfter(read_ahead)
+        }
         "generated" => SourceSpec::Generated {
             width: args.size.0,
             height: args.size.1,
@@ -177,6 +251,13 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
                     path.display()
                 );
             }
+            if args.fps.is_none() {
+                let mut file = std::fs::File::open(&path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                let (probe, _) = read_frame_rate(&mut file)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                fps = choose_fps(probe, &path.display().to_string(), quiet);
+            }
             SourceSpec::File(path)
         }
     };
@@ -189,7 +270,7 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
         ModeArg::OnDemand => Mode::OnDemand,
     };
     config.looped = args.looped;
-    config.fps = args.fps;
+    config.fps = fps;
     config.startup_delay = args.startup_delay;
     config.duration = args.duration;
     config.handshake_timeout = args.handshake_timeout;

@@ -385,3 +385,52 @@ fn a_source_that_is_not_h264_is_named_and_the_connection_closed() {
     assert_eq!(summary["stopped_by"], "closed");
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+/// Runs `send -` with `input` on stdin towards a port nobody listens on,
+/// and returns its stderr (the frame rate is found before connecting).
+fn send_pipe_to_nowhere(input: &std::path::Path) -> String {
+    let port = free_port();
+    let child = fairstream()
+        .args(["send", "-", &format!("dccp://127.0.0.1:{port}")])
+        .args(["--handshake-timeout", "3s"])
+        .stdin(std::fs::File::open(input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = wait(child, Duration::from_secs(10));
+    assert!(!output.status.success());
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_pipe_is_sent_at_the_rate_its_sps_states_or_the_assumed_one_is_said() {
+    let Some(video) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    // OpenH264's conformance clip has no VUI timing.
+    let stderr = send_pipe_to_nowhere(&video);
+    assert_eq!(
+        stderr.matches("assuming 25 frames/s").count(),
+        1,
+        "{stderr}"
+    );
+    let Some(ffmpeg) = fairstream_testkit::tool("ffmpeg") else {
+        return;
+    };
+    let clip = temp_path("thirty.264");
+    let status = Command::new(ffmpeg)
+        .args(["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi"])
+        .args(["-i", "testsrc=size=176x144:rate=30", "-frames:v", "30"])
+        .args(["-pix_fmt", "yuv420p", "-c:v", "libx264", "-f", "h264"])
+        .arg(&clip)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let stderr = send_pipe_to_nowhere(&clip);
+    assert!(
+        stderr.contains("standard input: 30.000 frames/s, from the VUI timing of its SPS"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("assuming"), "{stderr}");
+}

@@ -14,6 +14,9 @@
 
 mod bits;
 pub mod incremental;
+mod vui;
+
+pub use vui::{probe_frame_rate, FrameRateProbe, VuiTiming};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -205,6 +208,9 @@ pub struct StreamReport {
     /// The picture size from the first sequence parameter set, if one was
     /// read: (width, height) in luma samples, cropping applied.
     pub picture_size: Option<(u32, u32)>,
+    /// The VUI timing of the first sequence parameter set that has one
+    /// (Annex E): the stream's frame rate, when the encoder wrote it.
+    pub timing: Option<VuiTiming>,
 }
 
 /// The fields of a sequence parameter set this module needs.
@@ -214,6 +220,7 @@ struct Sps {
     separate_colour_plane: bool,
     width: u32,
     height: u32,
+    timing: Option<VuiTiming>,
 }
 
 /// The fields of a slice header this module needs.
@@ -244,6 +251,7 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
     let mut pps: BTreeMap<u32, u32> = BTreeMap::new(); // pps id -> sps id
     let mut damaged = 0;
     let mut picture_size = None;
+    let mut timing = None;
     let mut access_units: Vec<AccessUnit> = Vec::new();
     let mut current: Option<AccessUnit> = None;
     let mut current_max: Option<u32> = None;
@@ -265,6 +273,9 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
             nal_type::SPS if !forbidden => match parse_sps(&payload) {
                 Ok((id, parsed)) => {
                     picture_size.get_or_insert((parsed.width, parsed.height));
+                    if timing.is_none() {
+                        timing = parsed.timing;
+                    }
                     sps.insert(id, parsed);
                 }
                 Err(BitsExhausted) => damaged += 1,
@@ -372,6 +383,7 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
         access_units,
         damaged_nal_units: damaged,
         picture_size,
+        timing,
     })
 }
 
@@ -446,8 +458,8 @@ fn count_missing_frames(access_units: &mut [AccessUnit], maxes: &[Option<u32>]) 
     }
 }
 
-/// §7.3.2.1.1: the sequence parameter set, as far as `frame_num`'s width
-/// and the picture size.
+/// §7.3.2.1.1: the sequence parameter set, as far as `frame_num`'s width,
+/// the picture size and the VUI timing.
 fn parse_sps(payload: &[u8]) -> Result<(u32, Sps), BitsExhausted> {
     let mut r = BitReader::new(payload);
     let profile_idc = r.bits(8)?;
@@ -533,6 +545,12 @@ fn parse_sps(payload: &[u8]) -> Result<(u32, Sps), BitsExhausted> {
         width = width.saturating_sub((left + right).saturating_mul(crop_x));
         height = height.saturating_sub((top + bottom).saturating_mul(crop_y));
     }
+    // vui_parameters_present_flag, then E.1.1. A VUI that cannot be read
+    // leaves the SPS usable: the timing is then unknown.
+    let timing = match r.bit() {
+        Ok(true) => vui::parse_timing(&mut r).ok().flatten(),
+        _ => None,
+    };
     Ok((
         id,
         Sps {
@@ -540,8 +558,19 @@ fn parse_sps(payload: &[u8]) -> Result<(u32, Sps), BitsExhausted> {
             separate_colour_plane,
             width,
             height,
+            timing,
         },
     ))
+}
+
+/// The VUI timing of a sequence parameter set NAL unit (its header byte
+/// included), if it has one and it can be read.
+pub fn sps_timing(nal: &[u8]) -> Option<VuiTiming> {
+    let (&header, rest) = nal.split_first()?;
+    if header & 0x1f != nal_type::SPS || header & 0x80 != 0 {
+        return None;
+    }
+    parse_sps(&rbsp(rest, HEADER_BYTES)).ok()?.1.timing
 }
 
 /// §7.3.3: the slice header up to `frame_num`. `None` when it cannot be
