@@ -57,8 +57,10 @@ pub(crate) fn run(args: &RelayArgs) -> Result<()> {
     config.idle_timeout = args.idle_timeout;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
+    let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::relay::run(config, stop)?;
-    println!("{}", serde_json::to_string(&report).context("summary")?);
+    let line = serde_json::to_string(&report).context("summary")?;
+    crate::stream_cmd::print_summary(&line, stats_to_stdout);
     Ok(())
 }

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use fairstream_media::h264::{probe_frame_rate, FrameRateProbe};
 use fairstream_net::recv::{OutputSpec, RecvConfig};
 use fairstream_net::send::{Mode, SendConfig, SourceSpec};
-use fairstream_net::stats::StatsConfig;
+use fairstream_net::stats::{StatsConfig, StatsFormat};
 use fairstream_net::url::DccpUrl;
 use fairstream_proto::units::{parse_duration, Rate};
 
@@ -91,9 +91,21 @@ pub(crate) struct StatsArgs {
     /// No statistics lines on stderr
     #[arg(long)]
     quiet: bool,
-    /// Write the statistics as JSON lines to this file; the last line is the summary
+    /// Write the statistics to this file, `-` for standard output (the
+    /// summary then goes to stderr): JSON lines, the last one the summary,
+    /// or CSV with --stats-format csv
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
+    /// The form of --stats-json: json (one object a line) or csv (a header
+    /// line, then one line an interval, connections summed)
+    #[arg(long, value_enum, default_value = "json", requires = "stats_json")]
+    stats_format: StatsFormatArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum StatsFormatArg {
+    Json,
+    Csv,
 }
 
 impl StatsArgs {
@@ -102,7 +114,21 @@ impl StatsArgs {
             interval: (!self.stats.is_zero()).then_some(self.stats),
             human: !self.quiet,
             json: self.stats_json.clone(),
+            format: match self.stats_format {
+                StatsFormatArg::Json => StatsFormat::Json,
+                StatsFormatArg::Csv => StatsFormat::Csv,
+            },
         }
+    }
+}
+
+/// Prints a run's JSON summary: on stdout, unless the statistics (or the
+/// stream) already go there, then on stderr.
+pub(crate) fn print_summary(line: &str, stdout_taken: bool) {
+    if stdout_taken {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
     }
 }
 
@@ -275,9 +301,11 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     config.duration = args.duration;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
+    let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::send::run(config, stop)?;
-    println!("{}", serde_json::to_string(&report).context("summary")?);
+    let line = serde_json::to_string(&report).context("summary")?;
+    print_summary(&line, stats_to_stdout);
     Ok(())
 }
 
@@ -286,18 +314,22 @@ pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     let url = parse_url(&args.url)?;
     let output = OutputSpec::parse(&args.output, &args.sdp).map_err(anyhow::Error::msg)?;
     let to_stdout = output == OutputSpec::Stdout;
+    let stats = args.stats.config();
+    if to_stdout && stats.to_stdout() {
+        bail!(
+            "the stream and the statistics cannot both go to standard output: \
+             give --stats-json a file name, or the stream a file"
+        );
+    }
+    let stats_to_stdout = stats.to_stdout();
     let mut config = RecvConfig::new(url, output);
     config.duration = args.duration;
     config.idle_timeout = args.idle_timeout;
     config.prebuffer = args.prebuffer;
-    config.stats = args.stats.config();
+    config.stats = stats;
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::recv::run(config, stop)?;
     let line = serde_json::to_string(&report).context("summary")?;
-    if to_stdout {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
-    }
+    print_summary(&line, to_stdout || stats_to_stdout);
     Ok(())
 }

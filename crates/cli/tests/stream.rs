@@ -434,3 +434,87 @@ fn a_pipe_is_sent_at_the_rate_its_sps_states_or_the_assumed_one_is_said() {
     );
     assert!(!stderr.contains("assuming"), "{stderr}");
 }
+
+#[test]
+fn statistics_go_to_standard_output_as_csv_and_never_beside_the_stream() {
+    // Both to standard output: refused before anything starts.
+    let output = fairstream()
+        .args(["recv", &format!("dccp://127.0.0.1:{}", free_port()), "-"])
+        .args(["--stats-json", "-", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot both go to standard output"),
+        "{stderr}"
+    );
+
+    let Some(video) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    let dir = temp_path("stats-csv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let receiver = fairstream()
+        .arg("recv")
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .arg(dir.join("out.264"))
+        .args(["--quiet", "--duration", "60s", "--idle-timeout", "5s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let sender = fairstream()
+        .current_dir(&dir)
+        .arg("send")
+        .arg(&video)
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .args(["--fps", "50", "--stats", "200ms", "--quiet"])
+        .args(["--stats-json", "-", "--stats-format", "csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sent = wait(sender, Duration::from_secs(60));
+    let received = wait(receiver, Duration::from_secs(60));
+    assert!(received.status.success());
+    let stderr = String::from_utf8_lossy(&sent.stderr);
+    assert!(sent.status.success(), "{stderr}");
+    assert!(!dir.join("-").exists(), "a file named `-` was written");
+    let stdout = String::from_utf8_lossy(&sent.stdout);
+    let mut lines = stdout.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("time_s,role,"), "{header}");
+    let columns = header.split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    // 100 frames at 50 frames/s: about 2 s, a line every 200 ms.
+    assert!(rows.len() >= 5, "{stdout}");
+    for row in &rows {
+        assert_eq!(row.split(',').count(), columns, "{row}");
+        assert!(row.contains(",send,"), "{row}");
+    }
+    // The summary, not in the CSV, went to stderr.
+    let summary: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["frames_sent"], 100);
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let output = fairstream()
+        .args(["recv", &format!("dccp://127.0.0.1:{}", free_port())])
+        .arg("/nonexistent-directory/out.264")
+        .args(["--duration", "1s", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+    let output = fairstream()
+        .args(["simulate", "/nonexistent-directory/scenario.toml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+}

@@ -38,7 +38,7 @@ use config::socket_error;
 pub(crate) use crate::clock::random_u64;
 use crate::clock::Clock;
 use crate::link::{Incoming, UdpLink};
-use crate::stats::{connection_figures, human_rate, ConnectionFigures, StatsSink};
+use crate::stats::{connection_figures, human_duration, human_rate, ConnectionFigures, StatsSink};
 use source::{Next, Source};
 
 /// Packets waiting in the application's queue in on-demand mode.
@@ -566,9 +566,10 @@ impl Run {
         let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
         let time_s = (now - self.start).as_secs_f64();
         let line = format!(
-            "{time_s:7.1}s send: {} conns, allowed {}, rtt {rtt}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
+            "{time_s:7.1}s send: {} conns, allowed {}, rtt {}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
             self.session.open_connections(),
             human_rate(rate),
+            human_duration(Some(rtt)),
             p,
             self.report.frames_sent,
             self.report.frames_late,
