@@ -48,7 +48,9 @@ enum Command {
     /// Prints a JSON summary (per flow: throughput, goodput, losses split into
     /// congestion and channel losses, loss event rate, RTT, delay, rate
     /// variation; per link direction: utilisation, drops) on stdout. The same
-    /// scenario and seed always give the same output, byte for byte.
+    /// scenario and seed always give the same output, byte for byte. Every key
+    /// of a scenario file, with its unit and default, is in docs/scenarios.md;
+    /// examples are in experiments/.
     Simulate(simulate_cmd::SimulateArgs),
     /// Decode an H.264 file to raw I420 with error concealment, keeping every frame position
     ///
