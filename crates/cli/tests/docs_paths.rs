@@ -141,3 +141,43 @@ fn simulate_help_points_to_the_scenario_reference() {
     assert!(text.contains("docs/scenarios.md"), "{text}");
     assert!(root().join("docs/scenarios.md").is_file());
 }
+
+#[test]
+fn every_key_of_the_scenario_reference_is_one_the_parser_knows() {
+    let root = root();
+    let reference = fs::read_to_string(root.join("docs/scenarios.md")).unwrap();
+    let mut code = fs::read_to_string(root.join("crates/sim/src/scenario.rs")).unwrap();
+    for entry in fs::read_dir(root.join("crates/sim/src/scenario")).unwrap() {
+        code.push_str(&fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    // A key or a quoted value as the parser spells it: a field name
+    // (`pub(crate) seed:`, `seed: Option<…>`) or a string it matches.
+    let known = |key: &str| {
+        if let Some(value) = key.strip_prefix('"') {
+            return code.contains(&format!("\"{}", value));
+        }
+        code.contains(&format!(" {key}:")) || code.contains(&format!("\"{key}\""))
+    };
+    let mut keys = 0;
+    let mut unknown = Vec::new();
+    for line in reference.lines() {
+        // A table row: | `key` | meaning | default |
+        let Some(first) = line.strip_prefix("| ").and_then(|l| l.split(" |").next()) else {
+            continue;
+        };
+        for key in first.split(", ") {
+            let Some(key) = key.strip_prefix('`').and_then(|k| k.strip_suffix('`')) else {
+                continue;
+            };
+            keys += 1;
+            if !known(key) {
+                unknown.push(key.to_owned());
+            }
+        }
+    }
+    assert!(keys > 30, "only {keys} keys found in docs/scenarios.md");
+    assert!(
+        unknown.is_empty(),
+        "docs/scenarios.md names keys the parser does not know: {unknown:?}"
+    );
+}
