@@ -110,7 +110,8 @@ pub(crate) struct EmulateArgs {
     #[arg(long)]
     quiet: bool,
 
-    /// Also write the statistics, one JSON object a line, to FILE.
+    /// Also write the statistics, one JSON object a line, to FILE (`-`:
+    /// standard output).
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
 
@@ -291,7 +292,7 @@ impl Report {
 /// Where the statistics go.
 struct Output {
     quiet: bool,
-    json: Option<BufWriter<File>>,
+    json: Option<BufWriter<Box<dyn Write>>>,
     last: EmulatorStats,
 }
 
@@ -326,9 +327,13 @@ const TICK: Duration = Duration::from_millis(20);
 pub(crate) fn run(args: &EmulateArgs) -> anyhow::Result<()> {
     let config = config(args)?;
     let json = match &args.stats_json {
-        Some(path) => Some(BufWriter::new(File::create(path).with_context(|| {
-            format!("--stats-json: cannot create {}", path.display())
-        })?)),
+        Some(path) if path.as_os_str() == "-" => {
+            Some(BufWriter::new(Box::new(std::io::stdout()) as Box<dyn Write>))
+        }
+        Some(path) => Some(BufWriter::new(Box::new(
+            File::create(path)
+                .with_context(|| format!("--stats-json: cannot create {}", path.display()))?,
+        ) as Box<dyn Write>)),
         None => None,
     };
     // The first Ctrl-C or SIGTERM stops the emulator; a second exits at once.

@@ -48,7 +48,9 @@ enum Command {
     /// Prints a JSON summary (per flow: throughput, goodput, losses split into
     /// congestion and channel losses, loss event rate, RTT, delay, rate
     /// variation; per link direction: utilisation, drops) on stdout. The same
-    /// scenario and seed always give the same output, byte for byte.
+    /// scenario and seed always give the same output, byte for byte. Every key
+    /// of a scenario file, with its unit and default, is in docs/scenarios.md;
+    /// examples are in experiments/.
     Simulate(simulate_cmd::SimulateArgs),
     /// Decode an H.264 file to raw I420 with error concealment, keeping every frame position
     ///
@@ -132,9 +134,49 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            // `{:#}` prints the whole chain on one line, without a backtrace.
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", describe(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The error and its causes on one line, like anyhow's `{:#}`, but each
+/// cause only once: many errors already quote their source in their own
+/// message (`cannot read x: No such file or directory (os error 2)`), and
+/// the chain would repeat it.
+fn describe(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let message = cause.to_string();
+        if text.contains(&message) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&message);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+    use anyhow::Context;
+
+    #[test]
+    fn an_os_error_is_said_once() {
+        let os = std::io::Error::from_raw_os_error(2);
+        let quoting = anyhow::Error::new(std::io::Error::new(
+            os.kind(),
+            format!("cannot create out.264: {os}"),
+        ))
+        .context(format!("output: cannot create out.264: {os}"));
+        let text = describe(&quoting);
+        assert_eq!(text.matches("os error 2").count(), 1, "{text}");
+        let plain: anyhow::Result<()> = Err(os).context("cannot read x");
+        let text = describe(&plain.unwrap_err());
+        assert!(text.starts_with("cannot read x: "), "{text}");
+        assert_eq!(text.matches("os error 2").count(), 1, "{text}");
     }
 }

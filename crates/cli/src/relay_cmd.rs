@@ -56,6 +56,7 @@ pub(crate) fn run(args: &RelayArgs) -> Result<()> {
     config.duration = args.duration;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
+    let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let result = fairstream_net::relay::run(config, stop);
     // A relay whose upstream stream failed has a summary too, before the
@@ -66,7 +67,8 @@ pub(crate) fn run(args: &RelayArgs) -> Result<()> {
         Err(_) => None,
     };
     if let Some(report) = report {
-        println!("{}", serde_json::to_string(report).context("summary")?);
+        let line = serde_json::to_string(report).context("summary")?;
+        crate::stream_cmd::print_summary(&line, stats_to_stdout);
     }
     result?;
     Ok(())

@@ -254,7 +254,8 @@ fn write_outputs(
 }
 
 /// `--out DIR` for media flows: `media/FLOW/frames.csv`, EvalVid's `st`,
-/// `sd` and `rd`, the stream sent as `sent.264`, and `gop_arrival.png`.
+/// `sd` and `rd`, with FEC the parity packets that arrived (`rd_fec`), the
+/// stream sent as `sent.264`, and `gop_arrival.png`.
 fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()> {
     let mut names = UniqueNames::default();
     for output in outputs {
@@ -265,6 +266,11 @@ fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()
         })?;
         for (name, text) in [("st", &output.st), ("sd", &output.sd), ("rd", &output.rd)] {
             write_file(&flow_dir.join(name), |out| out.write_all(text.as_bytes()))?;
+        }
+        if output.fec.is_some() {
+            write_file(&flow_dir.join("rd_fec"), |out| {
+                out.write_all(output.rd_fec.as_bytes())
+            })?;
         }
         if !output.video.is_empty() {
             write_file(&flow_dir.join("sent.264"), |out| {

@@ -1,14 +1,16 @@
 //! `fairstream send` and `fairstream recv`: real streaming over UDP
 //! (`fairstream-net`).
 
+use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use fairstream_media::h264::{probe_frame_rate, FrameRateProbe};
 use fairstream_net::recv::{OutputSpec, RecvConfig};
 use fairstream_net::send::{Mode, SendConfig, SourceSpec};
-use fairstream_net::stats::StatsConfig;
+use fairstream_net::stats::{StatsConfig, StatsFormat};
 use fairstream_net::url::DccpUrl;
 use fairstream_proto::units::{parse_duration, Rate};
 
@@ -19,11 +21,12 @@ pub(crate) struct SendArgs {
     /// `generated` for the built-in content encoded live at the session's
     /// target bitrate
     source: String,
-    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&peer_timeout=auto|DURATION
+    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off
     ///
     /// peer_timeout: the stream fails when the receiver answers nothing the
     /// sender sent for this long; auto (the default) is 8 smoothed RTTs, at
-    /// least 4 s.
+    /// least 4 s. arq (on by default): resend what the receiver reports
+    /// lost, when it can still arrive before its frame's deadline.
     url: String,
     /// live: frame i leaves at i/fps and late frames are dropped (I frames
     /// last); on-demand: as fast as the connections allow
@@ -32,9 +35,11 @@ pub(crate) struct SendArgs {
     /// Repeat the file at its end
     #[arg(long = "loop")]
     looped: bool,
-    /// Frames per second of the source
-    #[arg(long, default_value = "25", value_parser = parse_fps)]
-    fps: f64,
+    /// Frames per second of the source [default: a file's or a pipe's own
+    /// rate, from the VUI timing of its SPS; 25 when it states none (said
+    /// on stderr) and for generated content]
+    #[arg(long, value_parser = parse_fps)]
+    fps: Option<f64>,
     /// Live mode: a frame is dropped when it cannot arrive within this of
     /// its release
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_positive_duration)]
@@ -93,9 +98,21 @@ pub(crate) struct StatsArgs {
     /// No statistics lines on stderr
     #[arg(long)]
     quiet: bool,
-    /// Write the statistics as JSON lines to this file; the last line is the summary
+    /// Write the statistics to this file, `-` for standard output (the
+    /// summary then goes to stderr): JSON lines, the last one the summary,
+    /// or CSV with --stats-format csv
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
+    /// The form of --stats-json: json (one object a line) or csv (a header
+    /// line, then one line an interval, connections summed)
+    #[arg(long, value_enum, default_value = "json", requires = "stats_json")]
+    stats_format: StatsFormatArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum StatsFormatArg {
+    Json,
+    Csv,
 }
 
 impl StatsArgs {
@@ -104,7 +121,21 @@ impl StatsArgs {
             interval: (!self.stats.is_zero()).then_some(self.stats),
             human: !self.quiet,
             json: self.stats_json.clone(),
+            format: match self.stats_format {
+                StatsFormatArg::Json => StatsFormat::Json,
+                StatsFormatArg::Csv => StatsFormat::Csv,
+            },
         }
+    }
+}
+
+/// Prints a run's JSON summary: on stdout, unless the statistics (or the
+/// stream) already go there, then on stderr.
+pub(crate) fn print_summary(line: &str, stdout_taken: bool) {
+    if stdout_taken {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
     }
 }
 
@@ -164,11 +195,81 @@ pub(crate) fn parse_url(text: &str) -> Result<DccpUrl> {
     text.parse::<DccpUrl>().map_err(anyhow::Error::from)
 }
 
+/// The frame rate assumed when neither `--fps` nor the stream gives one.
+const DEFAULT_FPS: f64 = 25.0;
+/// Bytes of a file or pipe read to find its SPS before giving up.
+const FRAME_RATE_READ_AHEAD: usize = 1 << 20;
+
+/// Reads the start of `input` until its first SPS is whole (or a picture
+/// came first, or the input ended, or [`FRAME_RATE_READ_AHEAD`] bytes were
+/// read); returns what it says of the frame rate and the bytes read.
+fn read_frame_rate(input: &mut impl Read) -> std::io::Result<(FrameRateProbe, Vec<u8>)> {
+    let mut read = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        read.extend_from_slice(chunk.get(..n).unwrap_or(&[]));
+        let complete = n == 0 || read.len() >= FRAME_RATE_READ_AHEAD;
+        match probe_frame_rate(&read, complete) {
+            FrameRateProbe::NeedMore if !complete => {}
+            FrameRateProbe::NeedMore => return Ok((FrameRateProbe::NotStated, read)),
+            probe => return Ok((probe, read)),
+        }
+    }
+}
+
+/// The frame rate to send `name` at when `--fps` is not given: the
+/// stream's own (VUI timing), else [`DEFAULT_FPS`], which is said once on
+/// stderr (even with `--quiet`).
+fn choose_fps(probe: FrameRateProbe, name: &str, quiet: bool) -> f64 {
+    let stated = match probe {
+        FrameRateProbe::Stated(timing) => timing.frames_per_second(),
+        FrameRateProbe::NotStated | FrameRateProbe::NeedMore => None,
+    };
+    match stated {
+        Some(fps) if fps > 0.0 && fps <= 240.0 => {
+            if !quiet {
+                eprintln!("{name}: {fps:.3} frames/s, from the VUI timing of its SPS");
+            }
+            fps
+        }
+        Some(fps) => {
+            eprintln!(
+                "{name}: its SPS states {fps} frames/s, outside (0, 240]; assuming \
+                 {DEFAULT_FPS} frames/s (set --fps)"
+            );
+            DEFAULT_FPS
+        }
+        None => {
+            eprintln!(
+                "{name}: the stream states no frame rate (no VUI timing in its SPS); assuming \
+                 {DEFAULT_FPS} frames/s (set --fps)"
+            );
+            DEFAULT_FPS
+        }
+    }
+}
+
 /// Runs `fairstream send`.
 pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     let url = parse_url(&args.url)?;
+    let quiet = args.stats.quiet;
+    let mut fps = args.fps.unwrap_or(DEFAULT_FPS);
     let source = match args.source.as_str() {
-        "-" => SourceSpec::Stdin,
+        "-" => {
+            let mut read_ahead = Vec::new();
+            if args.fps.is_none() {
+                let (probe, read) = read_frame_rate(&mut std::io::stdin().lock())
+                    .context("cannot read standard input")?;
+                fps = choose_fps(probe, "standard input", quiet);
+                read_ahead = read;
+            }
+            SourceSpec::StdinAfter(read_ahead)
+        }
         "generated" => SourceSpec::Generated {
             width: args.size.0,
             height: args.size.1,
@@ -183,6 +284,13 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
                     path.display()
                 );
             }
+            if args.fps.is_none() {
+                let mut file = std::fs::File::open(&path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                let (probe, _) = read_frame_rate(&mut file)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                fps = choose_fps(probe, &path.display().to_string(), quiet);
+            }
             SourceSpec::File(path)
         }
     };
@@ -195,14 +303,16 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
         ModeArg::OnDemand => Mode::OnDemand,
     };
     config.looped = args.looped;
-    config.fps = args.fps;
+    config.fps = fps;
     config.startup_delay = args.startup_delay;
     config.duration = args.duration;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
+    let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::send::run(config, stop)?;
-    println!("{}", serde_json::to_string(&report).context("summary")?);
+    let line = serde_json::to_string(&report).context("summary")?;
+    print_summary(&line, stats_to_stdout);
     Ok(())
 }
 
@@ -211,10 +321,18 @@ pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     let url = parse_url(&args.url)?;
     let output = OutputSpec::parse(&args.output, &args.sdp).map_err(anyhow::Error::msg)?;
     let to_stdout = output == OutputSpec::Stdout;
+    let stats = args.stats.config();
+    if to_stdout && stats.to_stdout() {
+        bail!(
+            "the stream and the statistics cannot both go to standard output: \
+             give --stats-json a file name, or the stream a file"
+        );
+    }
+    let stats_to_stdout = stats.to_stdout();
     let mut config = RecvConfig::new(url, output);
     config.duration = args.duration;
     config.prebuffer = args.prebuffer;
-    config.stats = args.stats.config();
+    config.stats = stats;
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let result = fairstream_net::recv::run(config, stop);
     // A stream that failed has a summary too, before the error.
@@ -224,11 +342,7 @@ pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     };
     if let Some(report) = report {
         let line = serde_json::to_string(report).context("summary")?;
-        if to_stdout {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
+        print_summary(&line, to_stdout || stats_to_stdout);
     }
     result?;
     Ok(())

@@ -5,6 +5,7 @@
 //! fairstream decode received.264 received.yuv --conceal 6
 //! fairstream evaluate --reference clip.264 --sent st sd --received rd --json
 //! fairstream evaluate --reference raw.yuv --size 352x288 --video clip.264 --sent st sd --received rd
+//! fairstream evaluate --reference clip.264 --sent st sd --received rd --fec 56,50 --received-fec rd_fec
 //! ```
 
 use std::io::Write;
@@ -16,7 +17,7 @@ use fairstream_media::codec::{decode_aligned, Decoder, DEFAULT_CONCEALMENT, MAX_
 use fairstream_media::evalvid::{parse_dump, read_sender_trace};
 use fairstream_media::h264::parse_stream;
 use fairstream_media::playout::StartupDelay;
-use fairstream_media::stream::{evaluate, MediaStream, Reception, SendTimes};
+use fairstream_media::stream::{evaluate_dumps, FecParams, MediaStream, ReceivedDumps};
 use fairstream_media::yuv::{read_yuv_file, write_yuv};
 use fairstream_proto::units::parse_duration;
 
@@ -36,8 +37,10 @@ pub(crate) struct DecodeArgs {
 }
 
 /// Runs `fairstream decode`: every frame position is kept — frames whose
-/// data is missing (found from `frame_num` gaps) or that the decoder cannot
-/// produce repeat the previous picture, as EvalVid expects.
+/// data is missing (found from `frame_num` gaps, a lost IDR picture
+/// included) or that the decoder cannot produce repeat the previous picture
+/// (mid-grey before the first), as EvalVid expects, and are counted as
+/// missing and repeated.
 pub(crate) fn run_decode(args: &DecodeArgs) -> anyhow::Result<()> {
     let bytes = std::fs::read(&args.input)
         .with_context(|| format!("cannot read {}", args.input.display()))?;
@@ -113,6 +116,16 @@ pub(crate) struct EvaluateArgs {
     /// The receiver's dump: EvalVid's `rd` file.
     #[arg(long, value_name = "RD")]
     received: PathBuf,
+    /// The stream's packet-level FEC, RS(n, k): `n,k` as in the scenario's
+    /// `fec = { n, k }` or the URL's `fec=n,k`. Lost packets that the
+    /// parity in --received-fec rebuilds count as received, as in
+    /// `simulate`.
+    #[arg(long, value_name = "N,K", value_parser = parse_fec, requires = "received_fec")]
+    fec: Option<FecParams>,
+    /// The receiver dump of the parity packets that arrived: the `rd_fec`
+    /// file that `simulate --out` writes beside `rd`.
+    #[arg(long, value_name = "RD_FEC", requires = "fec")]
+    received_fec: Option<PathBuf>,
     /// Frames per second.
     #[arg(long, default_value_t = 25.0)]
     fps: f64,
@@ -138,6 +151,25 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
             .map_err(|_| format!("{text:?}: {v:?} is not a whole number of pixels"))
     };
     Ok((parse(w)?, parse(h)?))
+}
+
+fn parse_fec(text: &str) -> Result<FecParams, String> {
+    let (n, k) = text
+        .split_once(',')
+        .ok_or_else(|| format!("{text:?} is not n,k (such as 30,24)"))?;
+    let parse = |v: &str| {
+        v.trim()
+            .parse::<u8>()
+            .map_err(|_| format!("{text:?}: {v:?} is not a whole number from 1 to 255"))
+    };
+    let (n, k) = (parse(n)?, parse(k)?);
+    if k == 0 || k >= n {
+        return Err(format!("{text:?}: RS(n, k) needs 1 <= k < n <= 255"));
+    }
+    Ok(FecParams {
+        n: usize::from(n),
+        k: usize::from(k),
+    })
 }
 
 fn parse_startup(text: &str) -> Result<StartupDelay, String> {
@@ -212,21 +244,19 @@ pub(crate) fn run_evaluate(args: &EvaluateArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let sent: SendTimes = sent_dump.iter().map(|p| (p.id, p.time_s)).collect();
-    let mut reception = Reception::new();
-    for arrival in &received_dump {
-        let Some(packet) = usize::try_from(arrival.id)
-            .ok()
-            .and_then(|i| packets.get(i))
-        else {
-            bail!(
-                "{}: packet id {} was never sent",
-                args.received.display(),
-                arrival.id
-            );
-        };
-        reception.on_datagram(arrival.time_s, &packet.bytes, packets.len());
-    }
+    let parity_dump = match &args.received_fec {
+        Some(path) => parse_dump(&read(path)?, &path.display().to_string())?,
+        None => Vec::new(),
+    };
+    let dumps = ReceivedDumps {
+        sent: &sent_dump,
+        received: &received_dump,
+        parity_received: &parity_dump,
+    };
+    let judge = |stream: &MediaStream| {
+        evaluate_dumps(stream, &packets, dumps, args.fec, args.startup_delay)
+            .with_context(|| format!("cannot judge {}", args.received.display()))
+    };
     // A raw reference replaces the loss-free decode.
     let report = if args.reference.as_os_str() == "generated" {
         let (width, height) = args
@@ -237,22 +267,22 @@ pub(crate) fn run_evaluate(args: &EvaluateArgs) -> anyhow::Result<()> {
             .map(|n| generator.frame(n as u64))
             .collect();
         stream = stream.with_reference_frames(frames)?;
-        evaluate(&stream, &packets, &sent, &reception, args.startup_delay)?
+        judge(&stream)?
     } else if is_h264(&args.reference) && args.video.is_none() {
-        evaluate(&stream, &packets, &sent, &reception, args.startup_delay)?
+        judge(&stream)?
     } else if is_h264(&args.reference) {
         let reference_bytes = std::fs::read(&args.reference)
             .with_context(|| format!("cannot read {}", args.reference.display()))?;
         let reference = MediaStream::from_annex_b(&reference_bytes, args.fps)?;
         stream = stream.with_reference_of(&reference)?;
-        evaluate(&stream, &packets, &sent, &reception, args.startup_delay)?
+        judge(&stream)?
     } else {
         let (width, height) = args
             .size
             .context("a raw .yuv reference needs its size: --size WIDTHxHEIGHT")?;
         let frames = read_yuv_file(&args.reference, width, height)?;
         stream = stream.with_reference_frames(frames)?;
-        evaluate(&stream, &packets, &sent, &reception, args.startup_delay)?
+        judge(&stream)?
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -270,6 +300,9 @@ pub(crate) fn run_evaluate(args: &EvaluateArgs) -> anyhow::Result<()> {
         p.packets_lost.p,
         p.packets_lost.b
     );
+    if args.fec.is_some() {
+        println!("packets rebuilt by FEC {}", report.packets_recovered_by_fec);
+    }
     println!(
         "start-up delay {:.3} s | stalls {} ({:.2} s frozen) | mean end-to-end delay {}",
         p.startup_delay_s,

@@ -404,3 +404,136 @@ fn a_source_that_is_not_h264_is_named_and_the_connection_closed() {
         "{received_stderr}"
     );
 }
+
+/// Runs `send -` with `input` on stdin towards a port nobody listens on,
+/// and returns its stderr (the frame rate is found before connecting).
+fn send_pipe_to_nowhere(input: &std::path::Path) -> String {
+    let port = free_port();
+    let child = fairstream()
+        .args(["send", "-", &format!("dccp://127.0.0.1:{port}")])
+        .args(["--handshake-timeout", "3s"])
+        .stdin(std::fs::File::open(input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = wait(child, Duration::from_secs(10));
+    assert!(!output.status.success());
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_pipe_is_sent_at_the_rate_its_sps_states_or_the_assumed_one_is_said() {
+    let Some(video) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    // OpenH264's conformance clip has no VUI timing.
+    let stderr = send_pipe_to_nowhere(&video);
+    assert_eq!(
+        stderr.matches("assuming 25 frames/s").count(),
+        1,
+        "{stderr}"
+    );
+    let Some(ffmpeg) = fairstream_testkit::tool("ffmpeg") else {
+        return;
+    };
+    let clip = temp_path("thirty.264");
+    let status = Command::new(ffmpeg)
+        .args(["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi"])
+        .args(["-i", "testsrc=size=176x144:rate=30", "-frames:v", "30"])
+        .args(["-pix_fmt", "yuv420p", "-c:v", "libx264", "-f", "h264"])
+        .arg(&clip)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let stderr = send_pipe_to_nowhere(&clip);
+    assert!(
+        stderr.contains("standard input: 30.000 frames/s, from the VUI timing of its SPS"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("assuming"), "{stderr}");
+}
+
+#[test]
+fn statistics_go_to_standard_output_as_csv_and_never_beside_the_stream() {
+    // Both to standard output: refused before anything starts.
+    let output = fairstream()
+        .args(["recv", &format!("dccp://127.0.0.1:{}", free_port()), "-"])
+        .args(["--stats-json", "-", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot both go to standard output"),
+        "{stderr}"
+    );
+
+    let Some(video) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    let dir = temp_path("stats-csv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let receiver = fairstream()
+        .arg("recv")
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .arg(dir.join("out.264"))
+        .args(["--quiet", "--duration", "60s", "--idle-timeout", "5s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let sender = fairstream()
+        .current_dir(&dir)
+        .arg("send")
+        .arg(&video)
+        .arg(format!("dccp://127.0.0.1:{port}"))
+        .args(["--fps", "50", "--stats", "200ms", "--quiet"])
+        .args(["--stats-json", "-", "--stats-format", "csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sent = wait(sender, Duration::from_secs(60));
+    let received = wait(receiver, Duration::from_secs(60));
+    assert!(received.status.success());
+    let stderr = String::from_utf8_lossy(&sent.stderr);
+    assert!(sent.status.success(), "{stderr}");
+    assert!(!dir.join("-").exists(), "a file named `-` was written");
+    let stdout = String::from_utf8_lossy(&sent.stdout);
+    let mut lines = stdout.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("time_s,role,"), "{header}");
+    let columns = header.split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    // 100 frames at 50 frames/s: about 2 s, a line every 200 ms.
+    assert!(rows.len() >= 5, "{stdout}");
+    for row in &rows {
+        assert_eq!(row.split(',').count(), columns, "{row}");
+        assert!(row.contains(",send,"), "{row}");
+    }
+    // The summary, not in the CSV, went to stderr.
+    let summary: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["frames_sent"], 100);
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let output = fairstream()
+        .args(["recv", &format!("dccp://127.0.0.1:{}", free_port())])
+        .arg("/nonexistent-directory/out.264")
+        .args(["--duration", "1s", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+    let output = fairstream()
+        .args(["simulate", "/nonexistent-directory/scenario.toml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
+}

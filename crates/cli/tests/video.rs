@@ -55,6 +55,21 @@ fn decode_keeps_every_frame_position_of_a_stream_missing_a_frame() {
 }
 
 #[test]
+fn decode_keeps_the_positions_of_a_lost_idr_and_the_frames_after_it() {
+    let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D_IDR_LOST.264") else {
+        return;
+    };
+    let dir = scratch("decode-idr");
+    let out = dir.join("out.yuv");
+    let output = ok(&["decode", s(&input), s(&out)]);
+    // The file holds 97 of the original's 100 frames; the first three (the
+    // IDR picture and two P pictures) are gone, and their positions stay.
+    assert_eq!(fs::metadata(&out).unwrap().len(), 100 * 38_016);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("3 frames missing"), "{stderr}");
+}
+
+#[test]
 fn decode_refuses_what_is_not_h264_and_survives_damage() {
     let dir = scratch("damage");
     let not_video = dir.join("notes.264");
@@ -154,6 +169,88 @@ fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
     ]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--packet-size"));
+}
+
+#[test]
+fn evaluate_counts_what_fec_rebuilt_and_agrees_with_simulate() {
+    let dir = scratch("evaluate-fec");
+    let scenario = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/video/tfrc-gilbert-elliott-fec.toml");
+    let text = fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("frames = 250", "frames = 100")
+        .replace("duration = \"20s\"", "duration = \"8s\"")
+        .replace("width = 352, height = 288", "width = 176, height = 144");
+    let file = dir.join("video.toml");
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let media = &summary["flows"][0]["media"];
+    let rebuilt = media["packets_recovered_by_fec"].as_u64().unwrap();
+    assert!(
+        rebuilt > 0,
+        "the run must lose packets that FEC rebuilds: {media}"
+    );
+    let files = out.join("media/video");
+    let evaluate = |fec: bool| -> Value {
+        let mut args = vec![
+            "evaluate",
+            "--reference",
+            "generated",
+            "--size",
+            "176x144",
+            "--video",
+            s(&files.join("sent.264")).to_owned().leak(),
+            "--sent",
+            s(&files.join("st")).to_owned().leak(),
+            s(&files.join("sd")).to_owned().leak(),
+            "--received",
+            s(&files.join("rd")).to_owned().leak(),
+            "--packet-size",
+            "1000",
+            "--json",
+        ];
+        if fec {
+            args.extend(["--fec", "56,50", "--received-fec"]);
+            args.push(s(&files.join("rd_fec")).to_owned().leak());
+        }
+        serde_json::from_slice(&ok(&args).stdout).unwrap()
+    };
+    let evaluated = evaluate(true);
+    for key in [
+        "frames_total",
+        "frames_displayed",
+        "frames_lost",
+        "packets_lost",
+        "packets_recovered_by_fec",
+        "psnr_db_mean",
+        "psnr_db_mse",
+        "ssim_mean",
+        "mos_mean",
+        "stalls",
+        "startup_delay_s",
+    ] {
+        assert_eq!(evaluated[key], media[key], "{key}");
+    }
+    // Without the parity, evaluate judges the unprotected stream.
+    let unprotected = evaluate(false);
+    assert_eq!(unprotected["packets_recovered_by_fec"], 0);
+    // One flag without the other is refused.
+    let output = fairstream(&[
+        "evaluate",
+        "--reference",
+        s(&files.join("sent.264")),
+        "--sent",
+        s(&files.join("st")),
+        s(&files.join("sd")),
+        "--received",
+        s(&files.join("rd")),
+        "--fec",
+        "56,50",
+    ]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--received-fec"));
 }
 
 #[test]

@@ -163,10 +163,21 @@ pub struct DumpPacket {
 }
 
 /// Writes an `sd` or `rd` dump: `<time_s> id <packet_id> udp <bytes>`.
+///
+/// Times are written with EvalVid's six decimals when those read back to
+/// the same value, and with as many digits as it takes otherwise (Rust's
+/// shortest round-trip form), so that a verdict computed from the dump
+/// equals one computed from the times themselves.
 pub fn format_dump(packets: &[DumpPacket]) -> String {
     let mut out = String::new();
     for p in packets {
-        let _ = writeln!(out, "{:.6} id {} udp {}", p.time_s, p.id, p.size_bytes);
+        let short = format!("{:.6}", p.time_s);
+        let time = if short.parse::<f64>().ok() == Some(p.time_s) {
+            short
+        } else {
+            p.time_s.to_string()
+        };
+        let _ = writeln!(out, "{time} id {} udp {}", p.id, p.size_bytes);
     }
     out
 }
@@ -261,6 +272,14 @@ mod tests {
         let text = format_dump(&dump);
         assert_eq!(text, "0.500000 id 7 udp 1024\n");
         assert_eq!(parse_dump(&text, "rd").unwrap(), dump);
+        // A time that six decimals would round reads back exactly.
+        let dump = [DumpPacket {
+            time_s: 1.000_000_123_456_789,
+            id: 8,
+            size_bytes: 10,
+        }];
+        let text = format_dump(&dump);
+        assert_eq!(parse_dump(&text, "rd").unwrap(), dump, "{text}");
         assert!(parse_dump("0.5 id x udp 3", "rd").is_err());
     }
 }

@@ -14,6 +14,9 @@
 
 mod bits;
 pub mod incremental;
+mod vui;
+
+pub use vui::{probe_frame_rate, FrameRateProbe, VuiTiming};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -173,8 +176,10 @@ pub struct AccessUnit {
     /// Frames that `frame_num` says are missing just before this one: a
     /// gap in the numbering of reference pictures (§7.4.3: a picture's
     /// `frame_num` is the previous reference picture's plus one, modulo
-    /// MaxFrameNum). Used to keep frame positions when whole frames were
-    /// lost; zero after an IDR or when the numbering is unknown.
+    /// MaxFrameNum; an IDR picture is numbered 0, so a stream or a period
+    /// that starts without its IDR picture shows too). Used to keep frame
+    /// positions when whole frames were lost; zero at an IDR or when the
+    /// numbering is unknown.
     pub frames_missing_before: usize,
     /// Its NAL units, in stream order.
     pub nal_units: Vec<NalUnit>,
@@ -203,6 +208,9 @@ pub struct StreamReport {
     /// The picture size from the first sequence parameter set, if one was
     /// read: (width, height) in luma samples, cropping applied.
     pub picture_size: Option<(u32, u32)>,
+    /// The VUI timing of the first sequence parameter set that has one
+    /// (Annex E): the stream's frame rate, when the encoder wrote it.
+    pub timing: Option<VuiTiming>,
 }
 
 /// The fields of a sequence parameter set this module needs.
@@ -212,6 +220,7 @@ struct Sps {
     separate_colour_plane: bool,
     width: u32,
     height: u32,
+    timing: Option<VuiTiming>,
 }
 
 /// The fields of a slice header this module needs.
@@ -242,6 +251,7 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
     let mut pps: BTreeMap<u32, u32> = BTreeMap::new(); // pps id -> sps id
     let mut damaged = 0;
     let mut picture_size = None;
+    let mut timing = None;
     let mut access_units: Vec<AccessUnit> = Vec::new();
     let mut current: Option<AccessUnit> = None;
     let mut current_max: Option<u32> = None;
@@ -263,6 +273,9 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
             nal_type::SPS if !forbidden => match parse_sps(&payload) {
                 Ok((id, parsed)) => {
                     picture_size.get_or_insert((parsed.width, parsed.height));
+                    if timing.is_none() {
+                        timing = parsed.timing;
+                    }
                     sps.insert(id, parsed);
                 }
                 Err(BitsExhausted) => damaged += 1,
@@ -370,6 +383,7 @@ pub fn parse_stream(stream: &[u8]) -> Result<StreamReport, H264Error> {
         access_units,
         damaged_nal_units: damaged,
         picture_size,
+        timing,
     })
 }
 
@@ -389,21 +403,51 @@ pub fn access_unit_bytes(stream: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, H264Error> 
         .collect())
 }
 
-/// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps: after
-/// a reference picture numbered p, the next picture is numbered p + 1
-/// (mod MaxFrameNum); a larger step means lost frames. Gaps of half the
-/// number space or more are taken as a numbering the parser cannot follow,
-/// not as losses.
+/// Fills [`AccessUnit::frames_missing_before`] from `frame_num` gaps.
+///
+/// §7.4.3: `frame_num` is 0 at an IDR picture, and a picture after a
+/// reference picture numbered p is numbered p + 1 (mod MaxFrameNum) unless
+/// frames were lost. Three cases are found:
+/// - a step larger than one after a reference picture: the frames between
+///   are missing;
+/// - a stream that starts with a non-IDR picture numbered q (§7.4.1.2.4
+///   wants an IDR first): the IDR picture numbered 0 and the q − 1
+///   reference pictures after it are missing;
+/// - a numbering that goes back without an IDR picture (0 < q < p + 1): a
+///   new IDR period whose IDR was lost began, so q frames of it (its IDR
+///   and q − 1 more) are missing — or the numbering wrapped past
+///   MaxFrameNum with frames lost; the smaller of the two counts is taken.
+///
+/// Gaps of half the number space or more are taken as a numbering the
+/// parser cannot follow, not as losses. Non-reference pictures (B frames)
+/// do not advance `frame_num`, so a lost one is not seen: the count is a
+/// lower bound.
 fn count_missing_frames(access_units: &mut [AccessUnit], maxes: &[Option<u32>]) {
     let mut last_reference: Option<u32> = None;
+    let mut first = true;
     for (au, max) in access_units.iter_mut().zip(maxes) {
+        let at_start = std::mem::replace(&mut first, false);
         if au.idr {
             last_reference = au.frame_num.filter(|_| au.reference);
             continue;
         }
-        if let (Some(previous), Some(current), Some(max)) = (last_reference, au.frame_num, *max) {
-            let expected = (previous + 1) % max;
-            let gap = (current + max - expected) % max;
+        if let (Some(current), Some(max)) = (au.frame_num, *max) {
+            let gap = match last_reference {
+                None if at_start => current,
+                None => 0,
+                Some(previous) => {
+                    let expected = (previous + 1) % max;
+                    let step = (current + max - expected) % max;
+                    if current > 0 && current < expected {
+                        // Back without an IDR: a lost IDR began a new
+                        // period, unless the numbering wrapped past
+                        // MaxFrameNum; the smaller count is taken.
+                        step.min(current)
+                    } else {
+                        step
+                    }
+                }
+            };
             if gap > 0 && gap < max / 2 {
                 au.frames_missing_before = gap as usize;
             }
@@ -414,8 +458,8 @@ fn count_missing_frames(access_units: &mut [AccessUnit], maxes: &[Option<u32>]) 
     }
 }
 
-/// §7.3.2.1.1: the sequence parameter set, as far as `frame_num`'s width
-/// and the picture size.
+/// §7.3.2.1.1: the sequence parameter set, as far as `frame_num`'s width,
+/// the picture size and the VUI timing.
 fn parse_sps(payload: &[u8]) -> Result<(u32, Sps), BitsExhausted> {
     let mut r = BitReader::new(payload);
     let profile_idc = r.bits(8)?;
@@ -501,6 +545,12 @@ fn parse_sps(payload: &[u8]) -> Result<(u32, Sps), BitsExhausted> {
         width = width.saturating_sub((left + right).saturating_mul(crop_x));
         height = height.saturating_sub((top + bottom).saturating_mul(crop_y));
     }
+    // vui_parameters_present_flag, then E.1.1. A VUI that cannot be read
+    // leaves the SPS usable: the timing is then unknown.
+    let timing = match r.bit() {
+        Ok(true) => vui::parse_timing(&mut r).ok().flatten(),
+        _ => None,
+    };
     Ok((
         id,
         Sps {
@@ -508,8 +558,19 @@ fn parse_sps(payload: &[u8]) -> Result<(u32, Sps), BitsExhausted> {
             separate_colour_plane,
             width,
             height,
+            timing,
         },
     ))
+}
+
+/// The VUI timing of a sequence parameter set NAL unit (its header byte
+/// included), if it has one and it can be read.
+pub fn sps_timing(nal: &[u8]) -> Option<VuiTiming> {
+    let (&header, rest) = nal.split_first()?;
+    if header & 0x1f != nal_type::SPS || header & 0x80 != 0 {
+        return None;
+    }
+    parse_sps(&rbsp(rest, HEADER_BYTES)).ok()?.1.timing
 }
 
 /// §7.3.3: the slice header up to `frame_num`. `None` when it cannot be

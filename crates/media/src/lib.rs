@@ -2,13 +2,14 @@
 //!
 //! Video as the papers judge it: frames and GOPs, sources (H.264 Annex B files,
 //! EvalVid traces, a built-in generator), the playout buffer with start-up delay
-//! and stalls, paper 003's smoothing schedules, PSNR/SSIM and the E-model, and
-//! packet-level FEC. See `DESIGN.md`.
+//! and stalls, paper 003's smoothing schedules, PSNR/SSIM/MOS, and packet-level
+//! FEC. See `DESIGN.md`. Not built yet: the ITU-T G.107 E-model for voice
+//! (paper 002) and scalable (layered) video (paper 004).
 //!
 //! Built so far:
 //! - [`h264`]: Annex B byte streams split into NAL units and access units,
 //!   with each frame's type (I/P/B, IDR) and `frame_num` from its slice
-//!   headers.
+//!   headers, and the frame rate from the SPS's VUI timing.
 //! - [`codec`]: OpenH264 encoding and decoding with error concealment, frames
 //!   kept aligned with the reference.
 //! - [`generator`]: the project's own synthetic content.

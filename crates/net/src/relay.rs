@@ -223,6 +223,7 @@ impl Relay {
             interval: Some(config.stats.interval.map_or(PUBLISH, |i| i.min(PUBLISH))),
             human: false,
             json: None,
+            ..StatsConfig::default()
         };
         let mut recv = RecvConfig::new(config.listen.clone(), OutputSpec::Relay(buffer.clone()));
         recv.duration = config.duration;

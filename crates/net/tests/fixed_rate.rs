@@ -56,6 +56,7 @@ fn a_file_on_demand_leaves_at_the_fixed_rate_and_arrives_whole() {
         interval: Some(Duration::from_millis(250)),
         human: false,
         json: Some(stats.clone()),
+        ..StatsConfig::default()
     };
     let receiver = Receiver::bind(recv).unwrap();
     let to = SocketAddr::from(([127, 0, 0, 1], receiver.local_addr().port()));

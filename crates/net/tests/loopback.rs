@@ -55,6 +55,7 @@ fn recv_config(output: OutputSpec, stats_json: Option<PathBuf>) -> RecvConfig {
         interval: Some(Duration::from_millis(250)),
         human: false,
         json: stats_json,
+        ..StatsConfig::default()
     };
     config
 }
@@ -91,6 +92,7 @@ fn send_file_in(
         interval: Some(Duration::from_millis(250)),
         human: false,
         json: stats_json,
+        ..StatsConfig::default()
     };
     send::run(config, Arc::new(AtomicBool::new(false))).unwrap()
 }

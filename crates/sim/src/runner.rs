@@ -73,6 +73,11 @@ pub struct MediaOutput {
     pub sd: String,
     /// EvalVid's receiver dump.
     pub rd: String,
+    /// The FEC code (n, k) of the flow, if it used one.
+    pub fec: Option<(usize, usize)>,
+    /// The receiver dump of the FEC parity packets that arrived (empty
+    /// without FEC): what `fairstream evaluate --received-fec` reads.
+    pub rd_fec: String,
     /// First and last arrival per GOP.
     pub gops: Vec<fairstream_media::playout::GopArrival>,
 }
@@ -283,6 +288,8 @@ impl Simulation {
                     st,
                     sd,
                     rd,
+                    fec: app.fec().map(|f| (f.n, f.k)),
+                    rd_fec: app.parity_dump(),
                     gops: report.playout.gops.clone(),
                 })
             })

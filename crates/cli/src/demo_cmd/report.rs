@@ -180,9 +180,10 @@ fn html(page: &Page<'_>) -> String {
          behaves as one TCP-friendly flow.</p>\n\
          <p>The live encoder follows the rate the connections allow, so more throughput is a \
          higher bitrate and a better picture as encoded. On the way, though, every lost packet \
-         damages the picture until the next IDR frame (nothing here repairs losses: no FEC, \
-         no retransmission), and at a few per cent of random loss that damage can outweigh \
-         what the bitrate bought: compare the PSNR as encoded with the PSNR as received.</p>"
+         that is not repaired damages the picture until the next IDR frame ({}), and at a few \
+         per cent of random loss that damage can outweigh what the bitrate bought: compare \
+         the PSNR as encoded with the PSNR as received.</p>",
+        escape(&repair_words(setup)),
     );
 
     out.push_str("<h2>Results</h2>\n<table>\n<tr><th></th>");
@@ -276,6 +277,23 @@ fn html(page: &Page<'_>) -> String {
 }
 
 /// The loss model in words.
+/// What repairs losses in both runs, from the configuration the runs used.
+fn repair_words(setup: &Setup) -> String {
+    match setup.fec {
+        Some(fec) => format!(
+            "both runs carry packet-level Reed-Solomon FEC, RS({},{}): {} parity packets after \
+             every {} RTP packets rebuild up to {} lost ones of the block; nothing is \
+             retransmitted",
+            fec.n,
+            fec.k,
+            fec.n - fec.k,
+            fec.k,
+            fec.n - fec.k
+        ),
+        None => "nothing here repairs losses: no FEC, no retransmission".to_owned(),
+    }
+}
+
 pub(super) fn loss_words(setup: &Setup) -> String {
     use fairstream_sim::loss::LossConfig;
     match setup.loss {
@@ -291,6 +309,48 @@ pub(super) fn loss_words(setup: &Setup) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn setup(fec: Option<fairstream_media::stream::FecParams>) -> Setup {
+        Setup {
+            rate: fairstream_proto::units::Rate::from_bits_per_sec(2e6),
+            delay: std::time::Duration::from_millis(50),
+            queue: fairstream_sim::queue::QueueConfig::DropTail {
+                limit: fairstream_sim::queue::Limit::Packets(50),
+            },
+            queue_text: "50".into(),
+            loss: fairstream_sim::loss::LossConfig::Bernoulli { p: 0.03 },
+            loss_text: "3%".into(),
+            mean_loss: 0.03,
+            duration: std::time::Duration::from_secs(20),
+            size: (352, 288),
+            fps: 25.0,
+            gop: 25,
+            fec,
+            seed: 1,
+            prebuffer: std::time::Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn the_text_says_what_repaired_losses_in_the_runs() {
+        let fec = fairstream_media::stream::FecParams { n: 30, k: 24 };
+        let page = |setup: &Setup| {
+            html(&Page {
+                setup,
+                conclusion: "",
+                runs: &[],
+                rows: &[],
+                plots: &[],
+                command: "fairstream demo",
+                wall_time_s: 1.0,
+            })
+        };
+        let with = page(&setup(Some(fec)));
+        assert!(with.contains("RS(30,24)"), "{with}");
+        assert!(!with.contains("no FEC"), "{with}");
+        let without = page(&setup(None));
+        assert!(without.contains("no FEC, no retransmission"), "{without}");
+    }
 
     #[test]
     fn html_text_is_escaped() {

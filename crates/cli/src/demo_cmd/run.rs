@@ -350,6 +350,7 @@ fn stats(json: &Path) -> StatsConfig {
         interval: Some(SAMPLE_INTERVAL),
         human: false,
         json: Some(json.to_path_buf()),
+        ..StatsConfig::default()
     }
 }
 

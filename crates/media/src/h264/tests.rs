@@ -96,6 +96,70 @@ fn a_removed_p_frame_leaves_99_frames() {
 }
 
 #[test]
+fn a_stream_that_lost_its_first_idr_keeps_all_100_positions() {
+    let Some(stream) = shared("BA_MW_D_IDR_LOST.264") else {
+        return;
+    };
+    let report = parse_stream(&stream).unwrap();
+    // The IDR picture and the two P pictures after it are gone: the first
+    // picture left is numbered 3.
+    assert_eq!(report.access_units.len(), 97);
+    assert_eq!(report.access_units[0].frame_num, Some(3));
+    let missing: usize = report
+        .access_units
+        .iter()
+        .map(|f| f.frames_missing_before)
+        .sum();
+    assert_eq!(missing, 3);
+    assert_eq!(report.access_units[0].frames_missing_before, 3);
+}
+
+/// Access units with the given (IDR, frame_num), all reference pictures.
+fn numbered(pictures: &[(bool, u32)]) -> Vec<AccessUnit> {
+    pictures
+        .iter()
+        .enumerate()
+        .map(|(index, &(idr, frame_num))| AccessUnit {
+            index,
+            frame_type: Some(if idr { FrameType::I } else { FrameType::P }),
+            idr,
+            frame_num: Some(frame_num),
+            reference: true,
+            frames_missing_before: 0,
+            nal_units: Vec::new(),
+        })
+        .collect()
+}
+
+#[test]
+fn frame_num_gaps_count_lost_idr_pictures_and_survive_the_wrap() {
+    let gaps = |pictures: &[(bool, u32)], max: u32| {
+        let mut units = numbered(pictures);
+        let maxes = vec![Some(max); units.len()];
+        super::count_missing_frames(&mut units, &maxes);
+        units
+            .iter()
+            .map(|u| u.frames_missing_before)
+            .collect::<Vec<_>>()
+    };
+    // A lost P picture.
+    assert_eq!(gaps(&[(true, 0), (false, 1), (false, 3)], 16), [0, 0, 1]);
+    // A lost IDR mid-stream: 0..=2 then 1, 2 of the next period.
+    assert_eq!(
+        gaps(&[(true, 0), (false, 1), (false, 2), (false, 1)], 256),
+        [0, 0, 0, 1]
+    );
+    // The stream starts after its IDR and one P picture.
+    assert_eq!(gaps(&[(false, 2), (false, 3)], 16), [2, 0]);
+    // MaxFrameNum wraps: no loss, then one lost across the wrap.
+    assert_eq!(
+        gaps(&[(true, 0), (false, 14), (false, 15), (false, 0)], 16)[3],
+        0
+    );
+    assert_eq!(gaps(&[(false, 14), (false, 0)], 16), [0, 1]);
+}
+
+#[test]
 fn foreman_cif_main_profile_has_300_frames_of_14_slices() {
     let Some(stream) = shared("test_cif_P_CABAC_slice.264") else {
         return;

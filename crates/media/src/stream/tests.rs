@@ -1,6 +1,7 @@
 use super::*;
 use crate::codec::EncoderSettings;
 use crate::evalvid::parse_sender_trace;
+use crate::playout::StartupDelay;
 
 const SETTINGS: EncoderSettings = EncoderSettings {
     bitrate_bps: 300_000,
@@ -201,4 +202,23 @@ fn fec_rebuilds_what_its_parity_can_and_no_more() {
     )
     .unwrap();
     assert_eq!(report.packets_recovered_by_fec, 0);
+    // The dumps of the first run give the same verdict (what `fairstream
+    // evaluate` reads back from `simulate --out`).
+    let (_, sd, rd) = evalvid_files(&stream, &packets, &sent, &reception);
+    let rd_fec = parity_dump(&reception, Some(fec));
+    let dump = |text: &str| crate::evalvid::parse_dump(text, "dump").unwrap();
+    let (sd, rd, rd_fec) = (dump(&sd), dump(&rd), dump(&rd_fec));
+    assert_eq!(rd_fec.len(), parity.len());
+    let dumps = ReceivedDumps {
+        sent: &sd,
+        received: &rd,
+        parity_received: &rd_fec,
+    };
+    let from_files =
+        evaluate_dumps(&stream, &packets, dumps, Some(fec), StartupDelay::Auto).unwrap();
+    assert_eq!(from_files, protected);
+    // Parity without a code, or a parity id past the code's, is refused.
+    assert!(evaluate_dumps(&stream, &packets, dumps, None, StartupDelay::Auto).is_err());
+    let narrower = FecParams { n: 11, k: 10 };
+    assert!(evaluate_dumps(&stream, &packets, dumps, Some(narrower), StartupDelay::Auto).is_err());
 }

@@ -34,6 +34,10 @@ pub enum SourceSpec {
     File(PathBuf),
     /// H.264 Annex B on standard input.
     Stdin,
+    /// H.264 Annex B on standard input, of which these first bytes were
+    /// already read (by a caller that looked for the stream's frame rate
+    /// in them): they are sent first, then the rest of the input.
+    StdinAfter(Vec<u8>),
     /// The built-in content, encoded live.
     Generated {
         /// Width in pixels (even).
@@ -113,6 +117,13 @@ impl Source {
             SourceSpec::Relay(buffer) => Ok(Source::Relay(buffer.clone())),
             SourceSpec::Stdin => Ok(Source::Reader {
                 frames: spawn_reader(Box::new(io::stdin()), None),
+                name: "standard input".into(),
+            }),
+            SourceSpec::StdinAfter(read_ahead) => Ok(Source::Reader {
+                frames: spawn_reader(
+                    Box::new(io::Cursor::new(read_ahead.clone()).chain(io::stdin())),
+                    None,
+                ),
                 name: "standard input".into(),
             }),
             SourceSpec::Generated {

@@ -4,7 +4,7 @@ use fairstream_proto::time::Instant;
 use serde::Serialize;
 
 use super::{Run, SendReport};
-use crate::stats::{connection_figures, human_rate, ConnectionFigures};
+use crate::stats::{connection_figures, human_duration, human_rate, ConnectionFigures};
 
 /// One line of `--stats-json` from the sender.
 #[derive(Debug, Serialize)]
@@ -41,9 +41,10 @@ impl Run {
         let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
         let time_s = (now - self.start).as_secs_f64();
         let line = format!(
-            "{time_s:7.1}s send: {} conns, allowed {}, rtt {rtt}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
+            "{time_s:7.1}s send: {} conns, allowed {}, rtt {}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
             self.session.open_connections(),
             human_rate(rate),
+            human_duration(Some(rtt)),
             p,
             self.report.frames_sent,
             self.report.frames_late,

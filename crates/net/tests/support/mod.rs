@@ -30,6 +30,7 @@ pub(crate) fn stats(interval: Duration, json: Option<PathBuf>) -> StatsConfig {
         interval: Some(interval),
         human: false,
         json,
+        ..StatsConfig::default()
     }
 }
 

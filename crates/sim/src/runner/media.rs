@@ -10,8 +10,8 @@ use fairstream_media::evalvid::read_sender_trace;
 use fairstream_media::h264::FrameType;
 use fairstream_media::playout::{live_frame_is_late, StartupDelay};
 use fairstream_media::stream::{
-    evaluate_with_fec, evalvid_files, parity_packets, FecParams, MediaPacket, MediaReport,
-    MediaStream, ParityPacket, Reception, SendTimes, StreamError,
+    evaluate_with_fec, evalvid_files, parity_dump, parity_packets, FecParams, MediaPacket,
+    MediaReport, MediaStream, ParityPacket, Reception, SendTimes, StreamError,
 };
 use fairstream_proto::session::DatagramMeta;
 use fairstream_proto::time::Instant;
@@ -320,6 +320,17 @@ impl MediaApp {
     /// EvalVid's st, sd and rd files of the run.
     pub(super) fn evalvid_files(&self) -> (String, String, String) {
         evalvid_files(&self.stream, &self.packets, &self.sent, &self.reception)
+    }
+
+    /// The FEC code the flow used, if any.
+    pub(super) fn fec(&self) -> Option<FecParams> {
+        self.fec
+    }
+
+    /// The receiver dump of the parity packets that arrived (empty without
+    /// FEC).
+    pub(super) fn parity_dump(&self) -> String {
+        parity_dump(&self.reception, self.fec)
     }
 
     /// The per-frame table: type, size, packets, arrival, deadline, whether
