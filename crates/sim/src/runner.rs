@@ -56,7 +56,7 @@ use flow::FlowState;
 pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
-pub use summary::{FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summary};
+pub use summary::{ArqOutcome, FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summary};
 
 /// What a media flow leaves for `--out`.
 #[derive(Clone, Debug, PartialEq)]

@@ -144,9 +144,14 @@ fn fec_rebuilds_packets_the_channel_lost() {
         .unwrap()
         .replace("frames = 250", "frames = 100")
         .replace("width = 352, height = 288", "width = 176, height = 144");
-    let with_fec = base.replace(
+    // FEC alone: retransmission (on by default) would repair the rest.
+    let base = base.replace(
         "startup_delay = \"auto\" }",
-        "startup_delay = \"auto\", fec = { n = 12, k = 10 } }",
+        "startup_delay = \"auto\", arq = \"off\" }",
+    );
+    let with_fec = base.replace(
+        "arq = \"off\" }",
+        "arq = \"off\", fec = { n = 12, k = 10 } }",
     );
     assert_ne!(base, with_fec);
     let origin = video_file("fec.toml").display().to_string();
@@ -241,7 +246,7 @@ fn files_and_traces_are_sources_too() {
     let with_trace = base.replace(
         &media_line,
         &format!(
-            "media = {{ source = \"{}\", fps = 30, frames = 300 }}",
+            "media = {{ source = \"{}\", fps = 30, frames = 300, arq = \"off\" }}",
             trace.display()
         ),
     );
@@ -301,7 +306,7 @@ name = "video"
 from = "server"
 to = "client"
 transport = {{ cc = "tfrc" }}
-media = {{ source = "{}", mode = "on-demand", startup_delay = "auto" }}
+media = {{ source = "{}", mode = "on-demand", startup_delay = "auto", arq = "off" }}
 "#,
         clip.display()
     );

@@ -475,7 +475,7 @@ impl FlowState {
             Endpoints::Session(session) => (
                 session.allowed_rate_bps(),
                 session.rtt().map(|r| r.as_secs_f64()),
-                None,
+                session.current_loss_event_rate(),
             ),
         };
         let connections = match &self.endpoints {

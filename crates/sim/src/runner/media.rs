@@ -184,6 +184,12 @@ impl MediaApp {
         })
     }
 
+    /// Whether frames are released at their frame times (and dropped when
+    /// late).
+    pub(super) fn is_live(&self) -> bool {
+        self.mode == SendMode::Live
+    }
+
     /// When frame `index` may be sent.
     fn release(&self, frame: usize) -> Instant {
         match self.mode {

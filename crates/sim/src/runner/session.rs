@@ -239,7 +239,15 @@ impl SessionEnds {
                 .filter_map(|c| c.stats().rtt)
                 .min()
                 .unwrap_or(Duration::ZERO);
-            while self.sender.queued() < FEED_DEPTH {
+            // Live frames wait in the application, which drops the late
+            // ones, not in the session queue: a few datagrams a
+            // connection, as the real sender does.
+            let depth = if media.is_live() {
+                (self.sender.open_connections() * 4).max(8)
+            } else {
+                FEED_DEPTH
+            };
+            while self.sender.queued() < depth {
                 let Some(packet) = media.next_packet(now, rtt / 2) else {
                     return;
                 };
@@ -356,6 +364,18 @@ impl SessionEnds {
     }
 
     /// The mean smoothed RTT of the connections.
+    /// The largest loss event rate of the open connections (TFRC; `None`
+    /// for CCID 2 or before any connection).
+    pub(super) fn current_loss_event_rate(&self) -> Option<f64> {
+        let endpoint = self.sender.endpoint();
+        endpoint
+            .connection_ids()
+            .filter_map(|id| endpoint.connection(id))
+            .filter(|c| c.tfrc_sender().is_some())
+            .map(|c| c.stats().loss_event_rate)
+            .reduce(f64::max)
+    }
+
     pub(super) fn rtt(&self) -> Option<Duration> {
         let endpoint = self.sender.endpoint();
         let rtts: Vec<Duration> = endpoint

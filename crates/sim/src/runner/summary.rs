@@ -116,10 +116,32 @@ pub struct FlowSummary {
     /// The longest a datagram waited in the reorder buffer, seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_delay_max_s: Option<f64>,
+    /// A session flow's retransmissions and failovers (`arq`). Absent for
+    /// other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arq: Option<ArqOutcome>,
     /// A media flow's verdict: frames shown and lost by type, PSNR, SSIM,
     /// MOS, start-up delay, stalls, delay. Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaOutcome>,
+}
+
+/// What retransmission did in a session flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ArqOutcome {
+    /// Distinct datagrams the receiver asked for.
+    pub requested: u64,
+    /// Of those, the ones that came before the receiver gave them up.
+    pub recovered: u64,
+    /// Of those, the ones given up before they came.
+    pub too_late: u64,
+    /// Datagrams the sender resent (after requests and failovers).
+    pub retransmitted: u64,
+    /// Requests the sender refused: the datagram could no longer arrive
+    /// before its deadline.
+    pub refused_late: u64,
+    /// Connections found dead and replaced.
+    pub dead_connections: u64,
 }
 
 /// What became of a media flow's video.
@@ -206,6 +228,18 @@ pub(super) fn flow_summary(
         reorder_delay_max_s: flow
             .session()
             .map(|s| s.receiver().stats().reorder.max_delay.as_secs_f64()),
+        arq: flow.session().map(|s| {
+            let received = s.receiver().stats().arq;
+            let sent = s.sender().arq_stats();
+            ArqOutcome {
+                requested: received.requested,
+                recovered: received.recovered,
+                too_late: received.too_late,
+                retransmitted: sent.retransmitted,
+                refused_late: sent.too_late,
+                dead_connections: sent.dead_connections,
+            }
+        }),
         media,
     }
 }
