@@ -449,6 +449,15 @@ impl Connection {
         Ok(())
     }
 
+    /// Drops the datagrams queued and not yet sent, and says how many: an
+    /// application whose queued data went stale (feedback such as a NACK)
+    /// replaces it with fresh data rather than sending both.
+    pub fn discard_send_queue(&mut self) -> usize {
+        let count = self.send_queue.len();
+        self.send_queue.clear();
+        count
+    }
+
     /// The next received datagram, in order of arrival.
     pub fn recv(&mut self) -> Option<Vec<u8>> {
         self.recv_queue.pop_front()

@@ -75,6 +75,10 @@ pub struct SenderArqStats {
     pub dead_connections: u64,
     /// Datagrams resent because their connection died.
     pub failover_resent: u64,
+    /// Tail-loss probes: the last datagram resent once after two RTTs of
+    /// silence from the application (a loss at the very end has nothing
+    /// after it for the receiver to notice it by; RFC 8985 §7's probe).
+    pub tail_probes: u64,
 }
 
 /// What the receiver asked for and got.
@@ -284,6 +288,11 @@ impl NakTracker {
             }
         }
         due
+    }
+
+    /// Whether `seq` was asked for and has not come.
+    pub(super) fn is_asked(&self, seq: u64) -> bool {
+        self.asked.contains_key(&seq)
     }
 
     /// A datagram arrived: if it was asked for, it is recovered.

@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::arq::{NakTracker, ReceiverArqStats, SESSION_SSRC};
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 use super::SessionHeader;
+use crate::cc::tfrc::PacketSizeMode;
 use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, State, Transmit};
 use crate::ecn::Ecn;
 use crate::time::Instant;
@@ -49,15 +50,28 @@ pub struct ReceiverSession {
     /// The first timed datagram's playout time and arrival: the origin of
     /// the deadlines.
     timeline: Option<(u32, Instant)>,
+    /// When a gap with fewer than NDUPACK datagrams after it counts as
+    /// lost if nothing else came (a quarter RTT after the last datagram).
+    settle_check: Option<Instant>,
 }
 
 impl ReceiverSession {
     /// A receiver accepting up to `max_connections` connections.
+    ///
+    /// What the receiver sends back as data (its NACKs, a few tens of
+    /// bytes each) is paced by each connection's own CCID (RFC 5762 §4).
+    /// With s the mean size sent, TFRC would allow such small packets only
+    /// a few tens of bytes a second (measured: 26 B/s after one NACK in
+    /// eight was lost, one NACK a second), so the receiver's TFRC senders
+    /// count every packet as the configured segment size (a nominal s, RFC
+    /// 5348 §4.1): their rate is a TFRC rate in packets, the view TFRC-SP
+    /// takes of small packets (RFC 4828 §3).
     pub fn new(
-        connection: ConnectionConfig,
+        mut connection: ConnectionConfig,
         max_connections: usize,
         reorder: ReorderConfig,
     ) -> ReceiverSession {
+        connection.tfrc.packet_size = PacketSizeMode::ConfiguredMean;
         ReceiverSession {
             endpoint: Endpoint::new(EndpointConfig {
                 connection,
@@ -73,7 +87,15 @@ impl ReceiverSession {
             last_lane: None,
             rtt: None,
             timeline: None,
+            settle_check: None,
         }
+    }
+
+    /// How long after the last datagram a gap with fewer than NDUPACK
+    /// datagrams after it counts as lost: a quarter RTT, longer than a path
+    /// reorders for.
+    fn settle(&self) -> Duration {
+        self.rtt.unwrap_or(RTT_BEFORE_SAMPLES) / 4
     }
 
     /// The deadline of a datagram with playout time `playout_ms`, when the
@@ -181,6 +203,9 @@ impl ReceiverSession {
             self.endpoint.handle_timeout(now);
         }
         self.reorder.handle_timeout(now);
+        if self.settle_check.is_some_and(|at| at <= now) {
+            self.settle_check = None;
+        }
         self.after_reorder(now);
     }
 
@@ -201,6 +226,7 @@ impl ReceiverSession {
             self.endpoint.poll_timeout(),
             self.reorder.poll_timeout(),
             repeat,
+            self.settle_check.filter(|_| self.asking()),
         ]
         .into_iter()
         .flatten()
@@ -254,6 +280,9 @@ impl ReceiverSession {
                 self.naks.arrived(extended);
             }
             self.last_lane = Some(id);
+            if self.reorder.held() > 0 {
+                self.settle_check = Some(now + self.settle());
+            }
         }
         if let Some(rtt) = rtt {
             self.rtt = Some(rtt);
@@ -272,7 +301,9 @@ impl ReceiverSession {
             return;
         }
         let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
-        let gaps = self.reorder.certain_gaps(now, MAX_REQUESTS_PER_ROUND);
+        let gaps = self
+            .reorder
+            .certain_gaps(now, MAX_REQUESTS_PER_ROUND, self.settle());
         let due = self.naks.due(now, &gaps, rtt);
         if due.is_empty() {
             return;
@@ -295,6 +326,20 @@ impl ReceiverSession {
             });
         let Some(conn) = lane.and_then(|id| self.endpoint.connection_mut(id)) else {
             return;
+        };
+        // The connection paces what it sends back by its own CCID (RFC 5762
+        // §4: RTCP over DCCP is congestion controlled): a NACK still queued
+        // is stale by now and is replaced by one naming every gap still
+        // asked for, so that no burst of stale NACKs arrives later and
+        // makes the sender resend what already came.
+        let naks = &self.naks;
+        let due: Vec<u64> = if conn.discard_send_queue() > 0 {
+            gaps.iter()
+                .copied()
+                .filter(|seq| naks.is_asked(*seq))
+                .collect()
+        } else {
+            due
         };
         let max = conn.max_payload();
         let mut lost: Vec<u16> = due.iter().map(|seq| *seq as u16).collect();

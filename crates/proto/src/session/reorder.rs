@@ -103,6 +103,8 @@ pub struct ReorderBuffer {
     /// Per lane (connection): the highest sequence number it delivered and
     /// when its last datagram came.
     lanes: BTreeMap<u16, (u64, Instant)>,
+    /// When the last datagram came.
+    last_push: Option<Instant>,
     stats: ReorderStats,
 }
 
@@ -117,6 +119,7 @@ impl ReorderBuffer {
             ready: std::collections::VecDeque::new(),
             gap_since: None,
             lanes: BTreeMap::new(),
+            last_push: None,
             stats: ReorderStats::default(),
         }
     }
@@ -188,6 +191,7 @@ impl ReorderBuffer {
         };
         let entry = self.lanes.entry(lane).or_insert((extended, now));
         *entry = (entry.0.max(extended), now);
+        self.last_push = Some(now);
         let fresh = self.push_extended(now, extended, data, deadline);
         if !self.config.hold_lost {
             // Gaps every recently active lane has passed are lost.
@@ -225,8 +229,10 @@ impl ReorderBuffer {
     /// The missing sequence numbers (extended) that are certainly lost at
     /// `now`, oldest first, at most `limit`: every recently active lane has
     /// passed them (each connection delivers in order) and at least
-    /// [`NDUPACK`] later datagrams have arrived.
-    pub fn certain_gaps(&self, now: Instant, limit: usize) -> Vec<u64> {
+    /// [`NDUPACK`] later datagrams have arrived, or nothing has arrived for
+    /// `settle` (a loss at the end of a burst or of the stream has fewer
+    /// than NDUPACK datagrams after it).
+    pub fn certain_gaps(&self, now: Instant, limit: usize, settle: Duration) -> Vec<u64> {
         let Some(next) = self.next else {
             return Vec::new();
         };
@@ -241,7 +247,15 @@ impl ReorderBuffer {
         };
         // The NDUPACK-th highest held number: gaps below it have at least
         // NDUPACK datagrams after them.
-        let Some(&dupack_bound) = self.held.keys().rev().nth(NDUPACK - 1) else {
+        let settled = self
+            .last_push
+            .is_some_and(|at| now.saturating_duration_since(at) >= settle);
+        let bound = if settled {
+            self.held.keys().next_back()
+        } else {
+            self.held.keys().rev().nth(NDUPACK - 1)
+        };
+        let Some(&dupack_bound) = bound else {
             return Vec::new();
         };
         let bound = lanes_passed
@@ -483,7 +497,7 @@ mod tests {
                 buffer.handle_timeout(now);
                 buffer.push_from(now, lane, seq % 5000, vec![0; 8]);
                 while buffer.pop().is_some() {}
-                let gaps = buffer.certain_gaps(now, limit);
+                let gaps = buffer.certain_gaps(now, limit, Duration::from_millis(20));
                 proptest::prop_assert!(gaps.len() <= limit);
                 proptest::prop_assert!(gaps.windows(2).all(|w| w[0] < w[1]));
                 let next = buffer.next_expected().unwrap_or(0);
@@ -518,10 +532,20 @@ mod tests {
         // 1 and 2 lost; 3 and 4 arrive: fewer than NDUPACK after the gap.
         buffer.push_from(at(1), 1, 3, vec![3]);
         buffer.push_from(at(2), 1, 4, vec![4]);
-        assert!(buffer.certain_gaps(at(2), 10).is_empty());
+        assert!(buffer
+            .certain_gaps(at(2), 10, Duration::from_secs(1))
+            .is_empty());
+        // Unless nothing more comes for the settling time: a loss at the end.
+        assert_eq!(
+            buffer.certain_gaps(at(52), 10, Duration::from_millis(50)),
+            [1, 2]
+        );
         buffer.push_from(at(3), 1, 5, vec![5]);
-        assert_eq!(buffer.certain_gaps(at(3), 10), [1, 2]);
-        assert_eq!(buffer.certain_gaps(at(3), 1), [1]);
+        assert_eq!(
+            buffer.certain_gaps(at(3), 10, Duration::from_secs(1)),
+            [1, 2]
+        );
+        assert_eq!(buffer.certain_gaps(at(3), 1, Duration::from_secs(1)), [1]);
         // Still held, not given up: the retransmission of 1 and 2 fills it.
         assert_eq!(buffer.held(), 3);
         assert_eq!(buffer.push_from(at(50), 1, 2, vec![2]), Some(2));

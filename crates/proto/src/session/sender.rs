@@ -173,6 +173,10 @@ pub struct SenderSession {
     /// Retransmissions waiting for a connection.
     resend: ResendQueue,
     arq_stats: SenderArqStats,
+    /// The last datagram handed to a connection, and when; whether its
+    /// tail-loss probe went.
+    last_dispatch: Option<(Instant, u64)>,
+    tail_probed: bool,
     next_open: Instant,
     next_sample: Option<Instant>,
     events: VecDeque<SessionEvent>,
@@ -204,6 +208,8 @@ impl SenderSession {
             store: SentStore::new(config.arq.store_bytes),
             resend: ResendQueue::default(),
             arq_stats: SenderArqStats::default(),
+            last_dispatch: None,
+            tail_probed: false,
             next_port: config.local_port,
             config,
             endpoint,
@@ -376,6 +382,7 @@ impl SenderSession {
             self.next_sample,
             opening,
             self.next_dead_check(),
+            self.tail_probe_at(),
         ]
         .into_iter()
         .flatten()
@@ -563,6 +570,7 @@ impl SenderSession {
         self.conns.retain(|c| endpoint.connection(c.id).is_some());
         self.watch_connections(now);
         self.store.prune(now);
+        self.probe_tail(now);
         let before = self.open_connections();
         let wanted = self.counter.connections();
         if !self.closed && self.open_connections() < wanted && now >= self.next_open {
@@ -686,6 +694,8 @@ impl SenderSession {
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == id) {
             c.unanswered_since.get_or_insert(now);
         }
+        self.last_dispatch = Some((now, queued.seq));
+        self.tail_probed = false;
         self.store.insert(
             queued.seq,
             Stored {

@@ -9,7 +9,7 @@ use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiCo
 use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_OVERHEAD};
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{
-    ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
+    ArqConfig, ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
     SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
@@ -164,6 +164,12 @@ impl SessionEnds {
             local_port: CLIENT_PORT_BASE + ((flow_index * 64) % 20_000) as u16,
             remote_port: SERVER_PORT,
             iss_seed: rng.next_u64(),
+            // Retransmission is a media flow's (`arq`); other flows' data
+            // has no deadline and is never asked for.
+            arq: ArqConfig {
+                enabled: media.is_some_and(|m| m.arq),
+                ..ArqConfig::default()
+            },
             ..SessionConfig::default()
         };
         let sender = SenderSession::new(config, start).map_err(|e| e.to_string())?;

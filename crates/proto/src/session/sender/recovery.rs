@@ -93,10 +93,18 @@ impl SenderSession {
             }
             return;
         }
+        // A request that may have crossed the last retransmission: less
+        // than an RTT since it left, counting the time it waited behind the
+        // connection's queue (its depth at the connection's packet rate).
+        let conn = stored.conn;
+        let crossing = rtt + self.queue_delay(conn);
+        let Some(stored) = self.store.get_mut(seq) else {
+            return;
+        };
         if !failover
             && stored
                 .last_resent
-                .is_some_and(|at| now.saturating_duration_since(at) < rtt)
+                .is_some_and(|at| now.saturating_duration_since(at) < crossing)
         {
             self.arq_stats.duplicate_requests += 1;
             return;
@@ -112,6 +120,22 @@ impl SenderSession {
             self.arq_stats.failover_resent += 1;
         }
         self.resend.push(stored.meta.key, seq);
+    }
+
+    /// How long a datagram handed to connection `id` may wait before it
+    /// leaves: the session's per-connection depth at its packet rate.
+    fn queue_delay(&self, id: ConnectionId) -> Duration {
+        let Some(conn) = self.endpoint.connection(id) else {
+            return Duration::ZERO;
+        };
+        let rate = conn.stats().rate.map_or(0.0, |r| r.bytes_per_sec());
+        if rate <= 0.0 {
+            return Duration::ZERO;
+        }
+        let bytes = (self.config.per_connection_depth.max(1) * conn.max_payload()) as f64;
+        Duration::try_from_secs_f64(bytes / rate)
+            .unwrap_or(Duration::ZERO)
+            .min(Duration::from_secs(1))
     }
 
     /// Hands datagram `seq` again to connection `id`.
@@ -130,6 +154,38 @@ impl SenderSession {
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == id) {
             c.unanswered_since.get_or_insert(now);
         }
+    }
+
+    /// When the tail-loss probe is due: two RTTs after the last datagram
+    /// was handed over, if nothing followed it and no probe went yet.
+    pub(super) fn tail_probe_at(&self) -> Option<Instant> {
+        if !self.config.arq.enabled || self.tail_probed || self.queued() > 0 {
+            return None;
+        }
+        let (at, _) = self.last_dispatch?;
+        Some(at + 2 * self.session_rtt())
+    }
+
+    /// Resends the last datagram once when the application has sent
+    /// nothing after it for two RTTs: if it was lost, nothing after it can
+    /// tell the receiver (RFC 8985 §7, the tail-loss probe, in spirit).
+    pub(super) fn probe_tail(&mut self, now: Instant) {
+        if !self.tail_probe_at().is_some_and(|at| at <= now) {
+            return;
+        }
+        self.tail_probed = true;
+        let Some((_, seq)) = self.last_dispatch else {
+            return;
+        };
+        let resent = self.arq_stats.failover_resent;
+        let rtt = self.session_rtt();
+        self.request(now, seq, rtt, true);
+        if self.arq_stats.failover_resent > resent {
+            // Counted as a probe, not a failover.
+            self.arq_stats.failover_resent = resent;
+            self.arq_stats.tail_probes += 1;
+        }
+        self.dispatch(now);
     }
 
     /// How long a connection given data may stay silent.
