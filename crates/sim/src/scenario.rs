@@ -72,6 +72,7 @@
 
 mod error;
 mod fields;
+mod player;
 mod queue;
 mod raw;
 mod routing;

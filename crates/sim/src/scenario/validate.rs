@@ -14,9 +14,9 @@ use super::raw::{RawFlow, RawLink, RawScenario};
 use super::routing::shortest_path;
 use super::{
     Capacity, Controller, DelayChange, Flow, Link, LossModel, MediaConfig, MediaSourceConfig,
-    MultiConnection, Node, NodeId, PlayerSetting, QueueConfig, RunConfig, Scenario, SendMode,
-    StartupDelaySetting, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE,
-    DEFAULT_QUEUE_PACKETS, DEFAULT_SEED,
+    MultiConnection, Node, NodeId, QueueConfig, RunConfig, Scenario, SendMode, StartupDelaySetting,
+    Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS,
+    DEFAULT_SEED,
 };
 
 /// Parses and validates a whole scenario.
@@ -503,39 +503,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
             StartupDelaySetting::Fixed(duration_at(fields.source(), text, span, &key, true)?)
         }
     };
-    let player = match fields.string("player")? {
-        None | Some("drop") => PlayerSetting::Drop,
-        Some("rebuffer") => {
-            let refill = match fields.string("refill")? {
-                None => None,
-                Some(text) => {
-                    let key = fields.key("refill");
-                    let span = fields
-                        .optional("refill")
-                        .map(Spanned::span)
-                        .unwrap_or_default();
-                    Some(duration_at(fields.source(), text, span, &key, true)?)
-                }
-            };
-            PlayerSetting::Rebuffer { refill }
-        }
-        Some(other) => {
-            return Err(fields.error(
-                "player",
-                format!("unknown player \"{other}\" (expected \"drop\" or \"rebuffer\")"),
-            ))
-        }
-    };
-    if player == PlayerSetting::Drop && fields.optional("refill").is_some() {
-        return Err(fields.error("refill", "`refill` applies to player = \"rebuffer\" only"));
-    }
-    if mode == SendMode::Live && player != PlayerSetting::Drop {
-        return Err(fields.error(
-            "player",
-            "live mode drops frames by deadlines that a rebuffering player would move: use \
-             player = \"rebuffer\" with mode = \"on-demand\"",
-        ));
-    }
+    let player = super::player::player_from_fields(&mut fields, mode)?;
     if mode == SendMode::Live && startup_delay == StartupDelaySetting::Auto {
         return Err(fields.error(
             "mode",
