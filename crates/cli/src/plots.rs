@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use fairstream_media::playout::GopArrival;
+use fairstream_media::playout::{BufferSample, GopArrival, Player, PlayerState};
 use fairstream_sim::plot::{Chart, Series, Style};
 use fairstream_sim::runner::{Summary, TimeSeries, SERIES_INTERVAL};
 
@@ -158,6 +158,33 @@ pub(crate) fn write_gop_arrival(
     )
     .series(Series::new("first packet", first, Style::Points))
     .series(Series::new("last packet", last, Style::Points));
+    write(&chart, path)
+}
+
+/// Paper 001's Figure 3: the playback buffer over time, in seconds of
+/// media, with the samples where playback stood paused to rebuffer marked
+/// on the time axis.
+pub(crate) fn write_buffer(
+    path: &Path,
+    flow: &str,
+    player: Player,
+    samples: &[BufferSample],
+) -> anyhow::Result<()> {
+    let buffered = samples.iter().map(|s| (s.time_s, s.buffered_s)).collect();
+    let paused: Vec<(f64, f64)> = samples
+        .iter()
+        .filter(|s| s.state == PlayerState::Rebuffering)
+        .map(|s| (s.time_s, 0.0))
+        .collect();
+    let mut chart = Chart::new(
+        &format!("Playback buffer: {flow} (player {})", player.as_str()),
+        "time (s)",
+        "media buffered (s)",
+    )
+    .series(Series::new("buffered", buffered, Style::Line));
+    if !paused.is_empty() {
+        chart = chart.series(Series::new("rebuffering", paused, Style::Points));
+    }
     write(&chart, path)
 }
 

@@ -255,7 +255,8 @@ fn write_outputs(
 
 /// `--out DIR` for media flows: `media/FLOW/frames.csv`, EvalVid's `st`,
 /// `sd` and `rd`, with FEC the parity packets that arrived (`rd_fec`), the
-/// stream sent as `sent.264`, and `gop_arrival.png`.
+/// stream sent as `sent.264`, `gop_arrival.png`, and the playback buffer
+/// over time as `buffer.csv` and `buffer.png`.
 fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()> {
     let mut names = UniqueNames::default();
     for output in outputs {
@@ -281,6 +282,15 @@ fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()
             &flow_dir.join("gop_arrival.png"),
             &output.flow,
             &output.gops,
+        )?;
+        write_file(&flow_dir.join("buffer.csv"), |out| {
+            out.write_all(output.buffer_csv.as_bytes())
+        })?;
+        plots::write_buffer(
+            &flow_dir.join("buffer.png"),
+            &output.flow,
+            output.player,
+            &output.buffer,
         )?;
     }
     Ok(())

@@ -16,7 +16,7 @@ use clap::Args;
 use fairstream_media::codec::{decode_aligned, Decoder, DEFAULT_CONCEALMENT, MAX_CONCEALMENT};
 use fairstream_media::evalvid::{parse_dump, read_sender_trace};
 use fairstream_media::h264::parse_stream;
-use fairstream_media::playout::StartupDelay;
+use fairstream_media::playout::{Playback, Player, StartupDelay};
 use fairstream_media::stream::{evaluate_dumps, FecParams, MediaStream, ReceivedDumps};
 use fairstream_media::yuv::{read_yuv_file, write_yuv};
 use fairstream_proto::units::parse_duration;
@@ -136,6 +136,15 @@ pub(crate) struct EvaluateArgs {
     /// The receiver's start-up delay: `auto` or a duration (10s).
     #[arg(long, default_value = "auto", value_parser = parse_startup)]
     startup_delay: StartupDelay,
+    /// The player model: `drop` (late packets are lost) or `rebuffer`
+    /// (playback pauses until the frame and a refill are complete; the
+    /// scenario key `player`).
+    #[arg(long, default_value = "drop", value_parser = parse_player)]
+    player: Player,
+    /// With `--player rebuffer`: media complete before a paused playback
+    /// resumes (default: the start-up delay; the scenario key `refill`).
+    #[arg(long, value_parser = parse_refill)]
+    refill: Option<f64>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -179,6 +188,20 @@ fn parse_startup(text: &str) -> Result<StartupDelay, String> {
     parse_duration(text)
         .map(|d| StartupDelay::Fixed(d.as_secs_f64()))
         .map_err(|e| format!("{e} (or \"auto\")"))
+}
+
+fn parse_player(text: &str) -> Result<Player, String> {
+    match text {
+        "drop" => Ok(Player::Drop),
+        "rebuffer" => Ok(Player::Rebuffer),
+        other => Err(format!("unknown player {other:?} (drop or rebuffer)")),
+    }
+}
+
+fn parse_refill(text: &str) -> Result<f64, String> {
+    parse_duration(text)
+        .map(|d| d.as_secs_f64())
+        .map_err(|e| e.to_string())
 }
 
 fn is_h264(path: &Path) -> bool {
@@ -253,8 +276,16 @@ pub(crate) fn run_evaluate(args: &EvaluateArgs) -> anyhow::Result<()> {
         received: &received_dump,
         parity_received: &parity_dump,
     };
+    if args.refill.is_some() && args.player != Player::Rebuffer {
+        bail!("--refill applies to --player rebuffer only");
+    }
+    let playback = Playback {
+        startup: args.startup_delay,
+        player: args.player,
+        refill_s: args.refill,
+    };
     let judge = |stream: &MediaStream| {
-        evaluate_dumps(stream, &packets, dumps, args.fec, args.startup_delay)
+        evaluate_dumps(stream, &packets, dumps, args.fec, playback)
             .with_context(|| format!("cannot judge {}", args.received.display()))
     };
     // A raw reference replaces the loss-free decode.
@@ -311,6 +342,12 @@ pub(crate) fn run_evaluate(args: &EvaluateArgs) -> anyhow::Result<()> {
         p.end_to_end_delay_mean_s
             .map_or_else(|| "n/a".to_owned(), |d| format!("{:.3} s", d))
     );
+    if p.player == Player::Rebuffer {
+        println!(
+            "player rebuffer | rebuffers {} ({:.2} s paused)",
+            p.rebuffers, p.rebuffer_time_s
+        );
+    }
     if let Some(q) = &report.quality {
         println!(
             "PSNR {:.2} dB mean (± {:.2}), {:.2} dB from the mean MSE | SSIM {:.4} | MOS {:.2} \

@@ -120,6 +120,8 @@ fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
         "rd",
         "sent.264",
         "gop_arrival.png",
+        "buffer.csv",
+        "buffer.png",
     ] {
         assert!(files.join(name).exists(), "{name} missing");
     }
@@ -251,6 +253,91 @@ fn evaluate_counts_what_fec_rebuilt_and_agrees_with_simulate() {
     ]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--received-fec"));
+}
+
+/// Issue 12 §2: `evaluate --player rebuffer` reaches the verdict of a
+/// simulated rebuffering player, pauses included.
+#[test]
+fn evaluate_agrees_with_simulate_on_a_rebuffering_player() {
+    let dir = scratch("evaluate-rebuffer");
+    let scenario = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/video/tfrc-gilbert-elliott.toml");
+    let text = fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("frames = 250", "frames = 75")
+        .replace("rate = \"2mbit\"", "rate = \"300kbit\"")
+        .replace("width = 352, height = 288", "width = 176, height = 144")
+        .replace(
+            "startup_delay = \"auto\"",
+            "startup_delay = \"1s\", player = \"rebuffer\", refill = \"400ms\"",
+        );
+    let file = dir.join("video.toml");
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let media = &summary["flows"][0]["media"];
+    assert_eq!(media["player"], "rebuffer");
+    assert!(media["rebuffers"].as_u64().unwrap() > 0, "{media}");
+    let files = out.join("media/video");
+    let csv = fs::read_to_string(files.join("buffer.csv")).unwrap();
+    assert!(csv.contains(",rebuffering\n"), "{csv}");
+    let evaluated: Value = serde_json::from_slice(
+        &ok(&[
+            "evaluate",
+            "--reference",
+            "generated",
+            "--size",
+            "176x144",
+            "--video",
+            s(&files.join("sent.264")),
+            "--sent",
+            s(&files.join("st")),
+            s(&files.join("sd")),
+            "--received",
+            s(&files.join("rd")),
+            "--packet-size",
+            "1000",
+            "--startup-delay",
+            "1s",
+            "--player",
+            "rebuffer",
+            "--refill",
+            "400ms",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    for key in [
+        "player",
+        "rebuffer_refill_s",
+        "rebuffers",
+        "rebuffer_time_s",
+        "frames_displayed",
+        "frames_lost",
+        "packets_lost",
+        "packets_late",
+        "stalls",
+        "psnr_db_mean",
+    ] {
+        assert_eq!(evaluated[key], media[key], "{key}");
+    }
+    // --refill belongs to the rebuffer model.
+    let output = fairstream(&[
+        "evaluate",
+        "--reference",
+        s(&files.join("sent.264")),
+        "--sent",
+        s(&files.join("st")),
+        s(&files.join("sd")),
+        "--received",
+        s(&files.join("rd")),
+        "--refill",
+        "1s",
+    ]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--player rebuffer"));
 }
 
 #[test]

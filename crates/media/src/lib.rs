@@ -22,7 +22,8 @@
 //! - [`schedule`]: paper 003's smoothing schedules (S_late, S_early, w*,
 //!   x*, the proxy buffer y').
 //! - [`playout`]: the playout buffer: deadlines, late packets, stalls,
-//!   start-up delay, GOP arrivals.
+//!   start-up delay, GOP arrivals; the drop and rebuffer (freeze-and-resume)
+//!   player models, and the buffer's occupancy over time.
 
 pub mod evalvid;
 pub mod fec;

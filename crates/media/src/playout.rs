@@ -1,10 +1,13 @@
 //! The receiver's playout buffer: when each frame is due, which packets
-//! came too late, stalls, and the start-up delay.
+//! came too late, stalls, rebuffering, the start-up delay, and how much
+//! media the buffer held over time.
 //!
-//! Rules (EvalVid's play-out buffer, with the papers' measures added):
+//! Rules common to both player models (EvalVid's play-out buffer, with the
+//! papers' measures added):
 //! - Playback starts `startup_delay` after the first packet of the stream
-//!   arrives; frame *i* is due `i / fps` later.
-//! - A packet that arrives after its frame is due counts as lost.
+//!   arrives; without pauses frame *i* is due `i / fps` later.
+//! - A packet that arrives after its frame is due counts as lost (and as
+//!   late).
 //! - A frame is lost (by type, for the reports) when any of its packets was
 //!   lost or late; it is still shown if some packet came in time (the
 //!   decoder conceals the rest). A frame none of whose packets came in time
@@ -14,10 +17,48 @@
 //!   arrived was in time (for the arrivals that happened).
 //! - Per GOP (from one I frame to the next) the first and last packet
 //!   arrival times, as in paper 000's Figure 2.
+//!
+//! The player models ([`Player`]):
+//! - **drop** (EvalVid, the default): deadlines never move; what is late is
+//!   lost.
+//! - **rebuffer** (freeze and resume, paper 001 §4: "decoding process is
+//!   stopped and the display is frozen whenever the playback buffer is
+//!   empty"). A frame is *complete* when the last of its packets that
+//!   arrive at all has arrived. A frame that is not complete when due stops
+//!   playback; playback resumes with that frame once it and the frames
+//!   after it, `refill` seconds of frames in all (⌈refill · fps⌉ frames,
+//!   at least the one), are complete, and every later deadline moves by the
+//!   pause. Paper 001 does not say how much the buffer refills before
+//!   playback resumes; the default refill is the start-up delay used (its
+//!   "10 seconds worth of data before starting"), and `refill = 0` resumes
+//!   as soon as the frame is complete. Two choices are ours: the player
+//!   waits for the whole frame, not its first packet, because a decoder
+//!   given part of a frame shows a concealed picture and paper 001's player
+//!   decodes whole frames from its buffer; and a packet that never arrives
+//!   does not hold playback, nor does a frame none of whose packets arrive
+//!   (it is a stall, as in the drop model). The simulator knows which
+//!   packets never arrive; a real player learns it from the sequence
+//!   numbers of what follows, so these rules are the best such a player
+//!   could do. Under this model no packet that arrives is late.
+//! - Buffer occupancy, both models: a frame is in the buffer from the
+//!   arrival of its last packet that came in time until it is due (then it
+//!   is on screen), and counts as 1 / fps seconds of media. The occupancy
+//!   is sampled every [`BUFFER_SAMPLE_INTERVAL_S`] of the receiver's clock,
+//!   from the first arrival to the end of playback (paper 001 Fig. 3 plots
+//!   the playback buffer over time).
+
+mod buffer;
 
 use serde::Serialize;
 
 use crate::h264::FrameType;
+
+pub use buffer::{
+    format_buffer_csv, BufferSample, PlayerState, BUFFER_SAMPLE_INTERVAL_S, MAX_BUFFER_SAMPLES,
+};
+
+/// Two times this close are equal (arrival against deadline).
+const TIME_EPSILON_S: f64 = 1e-12;
 
 /// How long the receiver buffers before playback.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +67,54 @@ pub enum StartupDelay {
     Fixed(f64),
     /// The smallest delay without late packets.
     Auto,
+}
+
+/// What the player does with a frame that is not there when it is due.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Player {
+    /// EvalVid's model: playback never pauses; late packets are lost.
+    #[default]
+    Drop,
+    /// Freeze and resume (paper 001 §4): playback pauses until the frame
+    /// and a refill of frames after it are complete (see the module
+    /// documentation).
+    Rebuffer,
+}
+
+impl Player {
+    /// The model's name, as scenarios and reports spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Player::Drop => "drop",
+            Player::Rebuffer => "rebuffer",
+        }
+    }
+}
+
+/// How the receiver plays a stream out: when it starts, and what it does
+/// with frames that are late.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Playback {
+    /// The start-up delay.
+    pub startup: StartupDelay,
+    /// The player model.
+    pub player: Player,
+    /// [`Player::Rebuffer`]: seconds of frames that must be complete before
+    /// a paused playback resumes; `None`: the start-up delay used. Ignored
+    /// by [`Player::Drop`].
+    pub refill_s: Option<f64>,
+}
+
+impl From<StartupDelay> for Playback {
+    /// The drop model with `startup`.
+    fn from(startup: StartupDelay) -> Playback {
+        Playback {
+            startup,
+            player: Player::Drop,
+            refill_s: None,
+        }
+    }
 }
 
 /// Whether a live sender should drop a frame rather than send it at `now`:
@@ -121,11 +210,36 @@ pub struct FramePlayout {
     pub displayed: bool,
 }
 
+/// A pause of the rebuffer model: playback stopped at `frame`'s deadline
+/// and resumed when enough frames were complete.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Pause {
+    /// The frame that was not complete when due; it is shown at `to_s`.
+    pub frame: usize,
+    /// When playback stopped (the frame's deadline before the pause),
+    /// seconds.
+    pub from_s: f64,
+    /// When playback resumed, seconds.
+    pub to_s: f64,
+}
+
+impl Pause {
+    /// How long playback stood still, seconds.
+    pub fn duration_s(&self) -> f64 {
+        self.to_s - self.from_s
+    }
+}
+
 /// The playout of a stream.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PlayoutReport {
+    /// The player model.
+    pub player: Player,
     /// The start-up delay used, seconds.
     pub startup_delay_s: f64,
+    /// [`Player::Rebuffer`]: the refill before playback resumes, seconds;
+    /// `None` for the drop model.
+    pub rebuffer_refill_s: Option<f64>,
     /// Frames in the stream.
     pub frames_total: u64,
     /// Frames shown (at least one packet in time).
@@ -134,21 +248,41 @@ pub struct PlayoutReport {
     pub frames_lost: ByType,
     /// Packets lost or late, by the type of their frame.
     pub packets_lost: ByType,
+    /// Of those, packets that arrived, but after their frame was due
+    /// (always 0 in the rebuffer model).
+    pub packets_late: u64,
     /// Runs of frames with nothing in time.
     pub stalls: u64,
     /// Frames frozen in those runs, as time, seconds.
     pub stall_time_s: f64,
+    /// Times playback paused to rebuffer (0 in the drop model).
+    pub rebuffers: u64,
+    /// Time playback stood paused, seconds (the sum of the pauses).
+    pub rebuffer_time_s: f64,
     /// Mean delay from sending to arrival of the packets that arrived.
     pub end_to_end_delay_mean_s: Option<f64>,
     /// Per GOP first and last arrivals.
     pub gops: Vec<GopArrival>,
+    /// The pauses, in order (not in JSON summaries).
+    #[serde(skip)]
+    pub pauses: Vec<Pause>,
+    /// Buffer occupancy over time (not in JSON summaries: `--out` writes
+    /// it as CSV).
+    #[serde(skip)]
+    pub buffer: Vec<BufferSample>,
     /// Per frame (not in JSON summaries: `--out` writes it as CSV).
     #[serde(skip)]
     pub frames: Vec<FramePlayout>,
 }
 
-/// Plays `frames` out at `fps` with `startup`.
-pub fn play_out(frames: &[FrameArrivals], fps: f64, startup: StartupDelay) -> PlayoutReport {
+/// Plays `frames` out at `fps` as `playback` says (a [`StartupDelay`]
+/// alone is the drop model with that delay).
+pub fn play_out(
+    frames: &[FrameArrivals],
+    fps: f64,
+    playback: impl Into<Playback>,
+) -> PlayoutReport {
+    let playback = playback.into();
     let period = if fps > 0.0 && fps.is_finite() {
         1.0 / fps
     } else {
@@ -161,7 +295,7 @@ pub fn play_out(frames: &[FrameArrivals], fps: f64, startup: StartupDelay) -> Pl
             Some(min.map_or(t, |m| m.min(t)))
         });
     let start = first_arrival.unwrap_or(0.0);
-    let delay = match startup {
+    let delay = match playback.startup {
         StartupDelay::Fixed(d) => d.max(0.0),
         StartupDelay::Auto => frames
             .iter()
@@ -173,33 +307,95 @@ pub fn play_out(frames: &[FrameArrivals], fps: f64, startup: StartupDelay) -> Pl
             })
             .fold(0.0f64, f64::max),
     };
+    // Rebuffer model: the frames that must be complete before playback
+    // resumes, the stalled one included.
+    let refill_s = match playback.player {
+        Player::Drop => None,
+        Player::Rebuffer => Some(
+            playback
+                .refill_s
+                .filter(|r| r.is_finite())
+                .map_or(delay, |r| r.max(0.0)),
+        ),
+    };
+    let refill_frames = refill_s.map_or(1, |r| {
+        let wanted = (r * fps - 1e-9).ceil();
+        if wanted.is_finite() && wanted >= 1.0 {
+            wanted.min(frames.len() as f64) as usize
+        } else {
+            1
+        }
+    });
+    // When each frame is complete: its last packet that arrives at all.
+    let complete: Vec<Option<f64>> = frames
+        .iter()
+        .map(|f| {
+            f.packets
+                .iter()
+                .filter_map(|p| p.arrived_s)
+                .reduce(f64::max)
+        })
+        .collect();
     let mut report = PlayoutReport {
+        player: playback.player,
         startup_delay_s: delay,
+        rebuffer_refill_s: refill_s,
         frames_total: frames.len() as u64,
         frames_displayed: 0,
         frames_lost: ByType::default(),
         packets_lost: ByType::default(),
+        packets_late: 0,
         stalls: 0,
         stall_time_s: 0.0,
+        rebuffers: 0,
+        rebuffer_time_s: 0.0,
         end_to_end_delay_mean_s: None,
         gops: Vec::new(),
+        pauses: Vec::new(),
+        buffer: Vec::new(),
         frames: Vec::with_capacity(frames.len()),
     };
     let (mut delay_sum, mut delay_count) = (0.0, 0u64);
     let mut in_stall = false;
+    // Rebuffer model: how far the pauses so far moved the deadlines.
+    let mut shift = 0.0;
     for (i, frame) in frames.iter().enumerate() {
-        let deadline = start + delay + i as f64 * period;
+        let mut deadline = start + delay + i as f64 * period + shift;
+        if playback.player == Player::Rebuffer {
+            // Paper 001 §4: "decoding process is stopped and the display is
+            // frozen whenever the playback buffer is empty"; it resumes once
+            // the refill is complete (module documentation).
+            if let Some(ready) = complete[i].filter(|r| *r > deadline + TIME_EPSILON_S) {
+                let end = (i + refill_frames).min(frames.len());
+                let resume = complete[i..end]
+                    .iter()
+                    .flatten()
+                    .fold(ready, |a, b| a.max(*b));
+                report.pauses.push(Pause {
+                    frame: i,
+                    from_s: deadline,
+                    to_s: resume,
+                });
+                report.rebuffers += 1;
+                report.rebuffer_time_s += resume - deadline;
+                shift += resume - deadline;
+                deadline = resume;
+            }
+        }
         let on_time: Vec<f64> = frame
             .packets
             .iter()
-            .filter_map(|p| p.arrived_s.filter(|a| *a <= deadline + 1e-12))
+            .filter_map(|p| p.arrived_s.filter(|a| *a <= deadline + TIME_EPSILON_S))
             .collect();
+        let mut arrived = 0usize;
         for p in &frame.packets {
             if let Some(a) = p.arrived_s {
                 delay_sum += a - p.sent_s;
                 delay_count += 1;
+                arrived += 1;
             }
         }
+        report.packets_late += (arrived - on_time.len()) as u64;
         let missing = (frame.packets.len() - on_time.len()) as u64;
         report.packets_lost.add(frame.frame_type, missing);
         if missing > 0 || frame.packets.is_empty() {
@@ -238,102 +434,11 @@ pub fn play_out(frames: &[FrameArrivals], fps: f64, startup: StartupDelay) -> Pl
         });
     }
     report.end_to_end_delay_mean_s = (delay_count > 0).then(|| delay_sum / delay_count as f64);
+    if first_arrival.is_some() {
+        report.buffer = buffer::sample(&report.frames, &report.pauses, period, start);
+    }
     report
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn live_senders_give_up_p_frames_before_i_frames() {
-        use fairstream_proto::time::Instant;
-        use std::time::Duration;
-        let deadline = Instant::from_millis(1000);
-        let one_way = Duration::from_millis(50);
-        let at = Instant::from_millis(960);
-        // 40 ms before the deadline with 50 ms to go: a P or B frame is late,
-        // an I frame is still sent.
-        assert!(live_frame_is_late(FrameType::P, at, one_way, deadline));
-        assert!(live_frame_is_late(FrameType::B, at, one_way, deadline));
-        assert!(!live_frame_is_late(FrameType::I, at, one_way, deadline));
-        assert!(live_frame_is_late(
-            FrameType::I,
-            Instant::from_millis(1001),
-            one_way,
-            deadline
-        ));
-        assert!(!live_frame_is_late(
-            FrameType::P,
-            Instant::from_millis(900),
-            one_way,
-            deadline
-        ));
-    }
-
-    fn frame(frame_type: FrameType, arrivals: &[Option<f64>]) -> FrameArrivals {
-        FrameArrivals {
-            frame_type,
-            packets: arrivals
-                .iter()
-                .map(|a| PacketArrival {
-                    sent_s: 0.0,
-                    arrived_s: *a,
-                })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn late_packets_count_as_lost_and_empty_frames_stall() {
-        // 10 fps; first arrival at 1.0 s; fixed 0.5 s delay: frame i due at
-        // 1.5 + 0.1 i.
-        let frames = vec![
-            frame(FrameType::I, &[Some(1.0), Some(1.2)]),
-            frame(FrameType::P, &[Some(1.55)]),
-            frame(FrameType::P, &[Some(1.8)]), // due 1.7: late
-            frame(FrameType::P, &[None]),      // lost
-            frame(FrameType::P, &[Some(1.7), None]), // partly there
-            frame(FrameType::I, &[Some(1.9)]),
-        ];
-        let r = play_out(&frames, 10.0, StartupDelay::Fixed(0.5));
-        assert_eq!(r.frames_total, 6);
-        assert_eq!(r.frames_displayed, 4);
-        assert_eq!(r.frames_lost, ByType { i: 0, p: 3, b: 0 });
-        assert_eq!(r.packets_lost.total(), 3);
-        assert_eq!(r.stalls, 1, "frames 2 and 3 form one stall");
-        assert!((r.stall_time_s - 0.2).abs() < 1e-12);
-        assert_eq!(r.gops.len(), 2);
-        assert_eq!(r.gops[0].first_arrival_s, Some(1.0));
-        assert_eq!(r.gops[0].last_arrival_s, Some(1.8));
-        assert_eq!(r.gops[1].first_frame, 5);
-    }
-
-    #[test]
-    fn auto_delay_is_the_smallest_without_late_packets() {
-        let frames = vec![
-            frame(FrameType::I, &[Some(0.0), Some(0.35)]),
-            frame(FrameType::P, &[Some(0.2)]),
-            frame(FrameType::P, &[Some(0.9)]),
-        ];
-        let r = play_out(&frames, 10.0, StartupDelay::Auto);
-        // Frame 2 arrives 0.9 s after the start; it is due at D + 0.2.
-        assert!((r.startup_delay_s - 0.7).abs() < 1e-12);
-        assert_eq!(r.frames_lost.total(), 0);
-        assert_eq!(r.stalls, 0);
-        // One tenth less and frame 2 is late.
-        let r = play_out(&frames, 10.0, StartupDelay::Fixed(0.6));
-        assert_eq!(r.frames_lost.total(), 1);
-    }
-
-    #[test]
-    fn nothing_arrived_is_all_stall() {
-        let frames = vec![frame(FrameType::I, &[None]), frame(FrameType::P, &[None])];
-        let r = play_out(&frames, 25.0, StartupDelay::Auto);
-        assert_eq!(r.frames_displayed, 0);
-        assert_eq!(r.stalls, 1);
-        assert_eq!(r.end_to_end_delay_mean_s, None);
-        let empty = play_out(&[], 25.0, StartupDelay::Auto);
-        assert_eq!(empty.frames_total, 0);
-    }
-}
+mod tests;

@@ -80,6 +80,12 @@ pub struct MediaOutput {
     pub rd_fec: String,
     /// First and last arrival per GOP.
     pub gops: Vec<fairstream_media::playout::GopArrival>,
+    /// The player model that judged the flow.
+    pub player: fairstream_media::playout::Player,
+    /// The playback buffer's occupancy over time (paper 001 Fig. 3).
+    pub buffer: Vec<fairstream_media::playout::BufferSample>,
+    /// The same as CSV: `time_s,buffered_s,buffered_frames,state`.
+    pub buffer_csv: String,
 }
 
 /// How many events pass between two calls of [`Simulation::run_with`]'s
@@ -270,7 +276,7 @@ impl Simulation {
 
     /// The files a media flow's run leaves (after [`run`](Self::run)): per
     /// flow with media, its per-frame table, EvalVid's st, sd and rd files,
-    /// and its GOP arrivals.
+    /// its GOP arrivals and its playback buffer over time.
     pub fn media_outputs(&self) -> Vec<MediaOutput> {
         self.flows
             .iter()
@@ -291,6 +297,11 @@ impl Simulation {
                     fec: app.fec().map(|f| (f.n, f.k)),
                     rd_fec: app.parity_dump(),
                     gops: report.playout.gops.clone(),
+                    player: report.playout.player,
+                    buffer: report.playout.buffer.clone(),
+                    buffer_csv: fairstream_media::playout::format_buffer_csv(
+                        &report.playout.buffer,
+                    ),
                 })
             })
             .collect()

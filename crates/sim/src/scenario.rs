@@ -72,6 +72,7 @@
 
 mod error;
 mod fields;
+mod player;
 mod queue;
 mod raw;
 mod routing;
@@ -331,6 +332,9 @@ pub struct MediaConfig {
     pub mode: SendMode,
     /// The receiver's start-up delay (`startup_delay`, `"auto"` by default).
     pub startup_delay: StartupDelaySetting,
+    /// What the receiver's player does with a frame that is late (`player`,
+    /// `"drop"` by default; `refill` with `"rebuffer"`).
+    pub player: PlayerSetting,
     /// Packet-level FEC, RS(n, k) (`fec = { n = 56, k = 50 }`; none by
     /// default).
     pub fec: Option<(u16, u16)>,
@@ -389,6 +393,20 @@ pub enum StartupDelaySetting {
     Auto,
     /// A fixed delay such as `"10s"`.
     Fixed(Duration),
+}
+
+/// The receiver's player model (`fairstream_media::playout::Player`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum PlayerSetting {
+    /// `"drop"`: EvalVid's model, late packets are lost.
+    #[default]
+    Drop,
+    /// `"rebuffer"`: freeze and resume (paper 001 §4).
+    Rebuffer {
+        /// `refill`: media complete before playback resumes; `None`: the
+        /// start-up delay used.
+        refill: Option<Duration>,
+    },
 }
 
 /// A flow's transport (`transport = { cc = ... }`).

@@ -343,3 +343,96 @@ media = {{ source = "{}", mode = "on-demand", startup_delay = "auto", arq = "off
         "a drop at {last_drop} s after the first loss event at {first_loss_event} s"
     );
 }
+
+/// Issue 12 §2: the freeze-and-resume player (paper 001 §4). On demand
+/// over a path slower than the video with a 1 s start-up delay, the drop
+/// model loses what comes late; the rebuffer model pauses instead, loses
+/// nothing to lateness, and its buffer series shows the pauses.
+#[test]
+fn a_rebuffering_player_pauses_where_the_drop_model_loses_frames() {
+    let base = std::fs::read_to_string(video_file("tfrc-gilbert-elliott.toml"))
+        .unwrap()
+        .replace(
+            "loss = { kind = \"gilbert-elliott\", p_good_good = 0.95, p_bad_bad = 0.94, loss_good = 0.01, loss_bad = 0.05 }",
+            "",
+        )
+        .replace("rate = \"2mbit\"", "rate = \"300kbit\"")
+        .replace("frames = 250", "frames = 150")
+        .replace("width = 352, height = 288", "width = 176, height = 144")
+        .replace("bitrate = \"600kbit\"", "bitrate = \"500kbit\"")
+        .replace("startup_delay = \"auto\"", "startup_delay = \"1s\"");
+    let rebuffer = base.replace(
+        "startup_delay = \"1s\"",
+        "startup_delay = \"1s\", player = \"rebuffer\", refill = \"500ms\"",
+    );
+    assert_ne!(base, rebuffer);
+    let origin = video_file("rebuffer.toml").display().to_string();
+    let (dropped, _) = run(&Scenario::from_str(&base, &origin).unwrap());
+    let (rebuffered, simulation) = run(&Scenario::from_str(&rebuffer, &origin).unwrap());
+    let json = serde_json::to_value(&rebuffered).unwrap();
+    let (dropped, rebuffered) = (&report(&dropped).playout, &report(&rebuffered).playout);
+    eprintln!(
+        "drop: shown {} lost {:?} late packets {} stalls {} ({:.2} s); rebuffer: shown {} lost {:?} late packets {} rebuffers {} ({:.2} s)",
+        dropped.frames_displayed,
+        dropped.frames_lost,
+        dropped.packets_late,
+        dropped.stalls,
+        dropped.stall_time_s,
+        rebuffered.frames_displayed,
+        rebuffered.frames_lost,
+        rebuffered.packets_late,
+        rebuffered.rebuffers,
+        rebuffered.rebuffer_time_s,
+    );
+    assert_eq!(dropped.rebuffers, 0);
+    assert!(
+        dropped.packets_late > 0,
+        "the link is slower than the video"
+    );
+    assert!(dropped.frames_lost.total() > 0);
+    assert!(rebuffered.rebuffers > 0);
+    assert!(rebuffered.rebuffer_time_s > 0.0);
+    assert_eq!(rebuffered.packets_late, 0);
+    assert!(rebuffered.frames_displayed > dropped.frames_displayed);
+    assert_eq!(rebuffered.rebuffer_refill_s, Some(0.5));
+    // Without pauses the last frame is due 149 / 25 s after the first;
+    // every pause after the first frame moves it further.
+    let last = rebuffered.frames.last().unwrap();
+    let first = &rebuffered.frames[0];
+    let moved: f64 = rebuffered
+        .pauses
+        .iter()
+        .filter(|p| p.frame > 0)
+        .map(|p| p.duration_s())
+        .sum();
+    assert!((last.deadline_s - first.deadline_s - 149.0 / 25.0 - moved).abs() < 1e-6);
+    // Every frame that arrived was shown after it was complete.
+    for frame in &rebuffered.frames {
+        assert_eq!(frame.packets_on_time > 0, frame.displayed);
+        if let Some(arrived) = frame.last_arrival_s {
+            assert!(arrived <= frame.deadline_s + 1e-9);
+        }
+    }
+    // The JSON names the model and its figures.
+    let media = &json["flows"][0]["media"];
+    assert_eq!(media["player"], "rebuffer");
+    for key in [
+        "rebuffers",
+        "rebuffer_time_s",
+        "rebuffer_refill_s",
+        "packets_late",
+    ] {
+        assert!(media.get(key).is_some(), "media.{key} missing in {media}");
+    }
+    // `--out` gets the buffer series: paused samples, never negative.
+    let outputs = simulation.media_outputs();
+    let buffer = &outputs[0].buffer;
+    assert!(buffer
+        .iter()
+        .any(|s| s.state == fairstream_media::playout::PlayerState::Rebuffering));
+    assert!(buffer.iter().all(|s| s.buffered_s >= 0.0));
+    assert!(outputs[0]
+        .buffer_csv
+        .starts_with("time_s,buffered_s,buffered_frames,state\n"));
+    assert_eq!(outputs[0].buffer_csv.lines().count(), buffer.len() + 1);
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use fairstream_proto::units::{Bytes, Rate};
 use fairstream_sim::scenario::{
-    Capacity, Direction, Hop, LinkId, LossModel, QueueConfig, Scenario, Transport,
+    Capacity, Direction, Hop, LinkId, LossModel, PlayerSetting, QueueConfig, Scenario, Transport,
     DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS,
 };
 
@@ -257,6 +257,41 @@ fn every_typed_knob_is_read() {
         (9, Duration::from_secs(5))
     );
     assert!(s.with_duration(Duration::ZERO).is_err());
+}
+
+#[test]
+fn media_player_keys_are_read() {
+    let text = |media: &str| {
+        format!(
+            "[run]\nduration = \"10s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+             [[link]]\nbetween = [\"a\", \"b\"]\nrate = \"1mbit\"\ndelay = \"10ms\"\n\
+             [[flow]]\nname = \"v\"\nfrom = \"a\"\nto = \"b\"\ntransport = {{ cc = \"tfrc\" }}\n\
+             media = {{ source = \"generated\"{media} }}\n"
+        )
+    };
+    let player = |media: &str| {
+        let scenario = Scenario::from_str(&text(media), "player.toml")
+            .unwrap_or_else(|e| panic!("{media}: {e}"));
+        scenario.flows()[0].media.as_ref().map(|m| m.player)
+    };
+    assert_eq!(player(""), Some(PlayerSetting::Drop));
+    assert_eq!(player(", player = \"drop\""), Some(PlayerSetting::Drop));
+    assert_eq!(
+        player(", player = \"rebuffer\""),
+        Some(PlayerSetting::Rebuffer { refill: None })
+    );
+    assert_eq!(
+        player(", player = \"rebuffer\", refill = \"1.5s\""),
+        Some(PlayerSetting::Rebuffer {
+            refill: Some(Duration::from_millis(1500))
+        })
+    );
+    assert_eq!(
+        player(", player = \"rebuffer\", refill = \"0s\""),
+        Some(PlayerSetting::Rebuffer {
+            refill: Some(Duration::ZERO)
+        })
+    );
 }
 
 #[test]

@@ -400,6 +400,34 @@ fn media_tables_are_checked() {
         &["flow[0].media.startup_delay"],
     );
     assert_refused(
+        &media("{ source = \"generated\", player = \"freeze\" }"),
+        25,
+        &["flow[0].media.player", "\"freeze\"", "\"rebuffer\""],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", player = \"rebuffer\", refill = \"lots\" }"),
+        25,
+        &["flow[0].media.refill"],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", refill = \"1s\" }"),
+        25,
+        &["flow[0].media.refill", "player = \"rebuffer\""],
+    );
+    assert_refused(
+        &media("{ source = \"generated\", player = \"drop\", refill = \"1s\" }"),
+        25,
+        &["flow[0].media.refill"],
+    );
+    assert_refused(
+        &media(
+            "{ source = \"generated\", mode = \"live\", startup_delay = \"2s\", \
+             player = \"rebuffer\" }",
+        ),
+        25,
+        &["flow[0].media.player", "on-demand"],
+    );
+    assert_refused(
         &media("{ source = \"generated\", width = 351 }"),
         25,
         &["flow[0].media.width", "even"],

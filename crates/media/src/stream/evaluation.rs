@@ -20,21 +20,23 @@ use super::{
 };
 use crate::codec::{decode_aligned, Decoder};
 use crate::evalvid::{DumpPacket, TraceFrame};
-use crate::playout::{play_out, FrameArrivals, PacketArrival, StartupDelay};
+use crate::playout::{play_out, FrameArrivals, PacketArrival, Playback};
 use crate::quality::{compare, summarise};
 use crate::yuv::Frame;
 
-/// Judges what arrived: plays the stream out with `startup`, rebuilds the
-/// frames from the packets that came in time, decodes them with concealment
+/// Judges what arrived: plays the stream out as `playback` says (a
+/// [`StartupDelay`](crate::playout::StartupDelay) alone is the drop model
+/// with that delay), rebuilds the frames from the packets that came in
+/// time, decodes them with concealment
 /// and compares them with the reference.
 pub fn evaluate(
     stream: &MediaStream,
     packets: &[MediaPacket],
     sent: &SendTimes,
     reception: &Reception,
-    startup: StartupDelay,
+    playback: impl Into<Playback>,
 ) -> Result<MediaReport, StreamError> {
-    evaluate_with_fec(stream, packets, sent, reception, startup, None)
+    evaluate_with_fec(stream, packets, sent, reception, playback, None)
 }
 
 /// The data packets FEC can rebuild: for each block with a loss and at
@@ -97,7 +99,7 @@ pub fn evaluate_with_fec(
     packets: &[MediaPacket],
     sent: &SendTimes,
     reception: &Reception,
-    startup: StartupDelay,
+    playback: impl Into<Playback>,
     fec: Option<FecParams>,
 ) -> Result<MediaReport, StreamError> {
     let recovered = match fec {
@@ -134,7 +136,7 @@ pub fn evaluate_with_fec(
             });
         }
     }
-    let playout = play_out(&arrivals, stream.fps, startup);
+    let playout = play_out(&arrivals, stream.fps, playback);
     let frames_dropped_by_sender = dropped_frames.iter().filter(|d| **d).count() as u64;
     let Some(size) = stream.picture_size.filter(|_| stream.has_payload()) else {
         return Ok(MediaReport {
@@ -309,7 +311,7 @@ pub fn evaluate_dumps(
     packets: &[MediaPacket],
     dumps: ReceivedDumps<'_>,
     fec: Option<FecParams>,
-    startup: StartupDelay,
+    playback: impl Into<Playback>,
 ) -> Result<MediaReport, StreamError> {
     let sent: SendTimes = dumps.sent.iter().map(|p| (p.id, p.time_s)).collect();
     let limit = packets.len().saturating_add(1);
@@ -354,5 +356,5 @@ pub fn evaluate_dumps(
             reception.on_datagram(arrival.time_s, &packet.bytes, limit.max(parity.len()));
         }
     }
-    evaluate_with_fec(stream, packets, &sent, &reception, startup, fec)
+    evaluate_with_fec(stream, packets, &sent, &reception, playback, fec)
 }

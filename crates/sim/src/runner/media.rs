@@ -8,7 +8,7 @@ use std::time::Duration;
 use fairstream_media::codec::EncoderSettings;
 use fairstream_media::evalvid::read_sender_trace;
 use fairstream_media::h264::FrameType;
-use fairstream_media::playout::{live_frame_is_late, StartupDelay};
+use fairstream_media::playout::{live_frame_is_late, Playback, Player, StartupDelay};
 use fairstream_media::stream::{
     evaluate_with_fec, evalvid_files, parity_dump, parity_packets, FecParams, MediaPacket,
     MediaReport, MediaStream, ParityPacket, Reception, SendTimes, StreamError,
@@ -16,7 +16,9 @@ use fairstream_media::stream::{
 use fairstream_proto::session::DatagramMeta;
 use fairstream_proto::time::Instant;
 
-use crate::scenario::{MediaConfig, MediaSourceConfig, SendMode, StartupDelaySetting};
+use crate::scenario::{
+    MediaConfig, MediaSourceConfig, PlayerSetting, SendMode, StartupDelaySetting,
+};
 
 /// The most packets a receiver records (a flow that is sent more is an
 /// experiment error, and a peer cannot grow memory past this).
@@ -124,6 +126,7 @@ pub(super) struct MediaApp {
     start: Instant,
     mode: SendMode,
     startup: StartupDelaySetting,
+    player: PlayerSetting,
     sent: SendTimes,
     reception: Reception,
     fec: Option<FecParams>,
@@ -176,6 +179,7 @@ impl MediaApp {
             start,
             mode: config.mode,
             startup: config.startup_delay,
+            player: config.player,
             sent: SendTimes::new(),
             reception: Reception::new(),
             fec,
@@ -263,7 +267,7 @@ impl MediaApp {
     /// What the session is told of the packet
     /// [`next_packet`](Self::next_packet) returned last: its GOP (for
     /// GOP-interleaved splitting), its frame's deadline (with a fixed
-    /// start-up delay), whether it is of an I frame, and whether it may be
+    /// start-up delay and the drop player), whether it is of an I frame, and whether it may be
     /// resent.
     pub(super) fn last_meta(&self) -> DatagramMeta {
         self.last_meta
@@ -271,6 +275,9 @@ impl MediaApp {
 
     fn meta_of(&self, frame: usize) -> DatagramMeta {
         let deadline = match self.startup {
+            // A rebuffering player moves its deadlines by its pauses, so
+            // none is known when the packet is sent.
+            StartupDelaySetting::Fixed(_) if self.player != PlayerSetting::Drop => None,
             StartupDelaySetting::Fixed(delay) => {
                 Some(self.start + delay + Duration::from_secs_f64(frame as f64 / self.stream.fps()))
             }
@@ -302,18 +309,30 @@ impl MediaApp {
             .on_datagram(now.as_secs_f64(), bytes, RECEPTION_LIMIT);
     }
 
-    /// The verdict: playout and quality.
+    /// The verdict: playout (with the scenario's player model) and
+    /// quality.
     pub(super) fn report(&self) -> Result<MediaReport, StreamError> {
         let startup = match self.startup {
             StartupDelaySetting::Auto => StartupDelay::Auto,
             StartupDelaySetting::Fixed(delay) => StartupDelay::Fixed(delay.as_secs_f64()),
+        };
+        let (player, refill_s) = match self.player {
+            PlayerSetting::Drop => (Player::Drop, None),
+            PlayerSetting::Rebuffer { refill } => {
+                (Player::Rebuffer, refill.map(|r| r.as_secs_f64()))
+            }
+        };
+        let playback = Playback {
+            startup,
+            player,
+            refill_s,
         };
         evaluate_with_fec(
             &self.stream,
             &self.packets,
             &self.sent,
             &self.reception,
-            startup,
+            playback,
             self.fec,
         )
     }

@@ -503,6 +503,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
             StartupDelaySetting::Fixed(duration_at(fields.source(), text, span, &key, true)?)
         }
     };
+    let player = super::player::player_from_fields(&mut fields, mode)?;
     if mode == SendMode::Live && startup_delay == StartupDelaySetting::Auto {
         return Err(fields.error(
             "mode",
@@ -619,6 +620,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
         frames,
         mode,
         startup_delay,
+        player,
         fec,
         arq,
     })
