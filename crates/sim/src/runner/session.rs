@@ -18,7 +18,9 @@ use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
 use crate::network::Body;
 use crate::rng::SimRng;
-use crate::scenario::{Controller, MediaConfig, MultiConnection, StartupDelaySetting};
+use crate::scenario::{
+    Controller, MediaConfig, MultiConnection, PlayerSetting, StartupDelaySetting,
+};
 use crate::source::Source;
 
 /// Datagrams kept in the session queue while the application has data:
@@ -178,7 +180,12 @@ impl SessionEnds {
             // Retransmission is the media flow's (`arq`); the reorder wait
             // follows its playout deadline when the start-up delay is fixed.
             receiver = receiver.with_arq(media.arq);
-            if let StartupDelaySetting::Fixed(delay) = media.startup_delay {
+            // A rebuffering player waits for what is missing, moving its
+            // deadlines: the session has none to follow and holds a gap up
+            // to its bound for a retransmission.
+            if let (StartupDelaySetting::Fixed(delay), PlayerSetting::Drop) =
+                (media.startup_delay, media.player)
+            {
                 receiver = receiver.with_playout_delay(delay);
             }
         }
