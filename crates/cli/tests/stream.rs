@@ -479,7 +479,7 @@ fn statistics_go_to_standard_output_as_csv_and_never_beside_the_stream() {
         .arg("recv")
         .arg(format!("dccp://127.0.0.1:{port}"))
         .arg(dir.join("out.264"))
-        .args(["--quiet", "--duration", "60s", "--idle-timeout", "5s"])
+        .args(["--quiet", "--duration", "60s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -50,6 +50,7 @@ struct Outcome {
     fec_rebuilt: u64,
     channel_losses: u64,
     congestion_losses: u64,
+    packets_sent: u64,
 }
 
 fn run(scenario: &Scenario) -> Outcome {
@@ -73,6 +74,7 @@ fn run(scenario: &Scenario) -> Outcome {
         fec_rebuilt: report.packets_recovered_by_fec,
         channel_losses: flow.packets_lost_channel,
         congestion_losses: flow.packets_lost_congestion,
+        packets_sent: flow.packets_sent,
     }
 }
 
@@ -119,8 +121,8 @@ fn fec_and_arq_together_on_a_bursty_hop() {
 #[ignore = "a benchmark table: run in release with --ignored --nocapture"]
 fn table() {
     let seeds = 1..=5u64;
-    println!("| hop | repair | frames damaged (of 300) | PSNR, dB | channel losses | asked / recovered | resent | refused late | rebuilt by FEC |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| hop | repair | frames damaged (of 300) | PSNR, dB | packets sent | channel losses | asked / recovered | resent | refused late | rebuilt by FEC |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (hop, file) in [
         ("Bernoulli 3 %", "bernoulli.toml"),
         ("Gilbert-Elliott", "gilbert-elliott.toml"),
@@ -149,8 +151,9 @@ fn table() {
             let (psnr, psnr_min, psnr_max) = stat(&|o| o.psnr_db);
             assert!(outcomes.iter().all(|o| o.congestion_losses < 50));
             println!(
-                "| {hop} | {repair} | {} | {psnr:.2} ({psnr_min:.2}–{psnr_max:.2}) | {} | {} / {} | {} | {} | {} |",
+                "| {hop} | {repair} | {} | {psnr:.2} ({psnr_min:.2}–{psnr_max:.2}) | {} | {} | {} / {} | {} | {} | {} |",
                 whole(&|o| o.frames_damaged as f64),
+                whole(&|o| o.packets_sent as f64),
                 whole(&|o| o.channel_losses as f64),
                 whole(&|o| o.requested as f64),
                 whole(&|o| o.recovered as f64),
@@ -160,4 +163,51 @@ fn table() {
             );
         }
     }
+}
+
+/// Paper 000's GOP-interleaved split over four connections: a GOP waits
+/// for the one before it, seconds apart, and the receiver holds it until it
+/// is due rather than for a fixed second (the issue measured 26–32 % of the
+/// bytes discarded with a fixed 1 s wait).
+#[test]
+fn gop_interleaved_connections_wait_for_each_other_until_the_deadline() {
+    let text = r#"
+[run]
+duration = "20s"
+seed = 1
+[[node]]
+name = "server"
+[[node]]
+name = "client"
+[[link]]
+between = ["server", "client"]
+rate = "4mbit"
+delay = "20ms"
+queue = { kind = "droptail", packets = 100 }
+[[flow]]
+name = "video"
+from = "server"
+to = "client"
+transport = { cc = "tfrc", packet_size = 1000, conns = 4, policy = "gop-interleave" }
+media = { source = "generated", width = 176, height = 144, bitrate = "300kbit", slice_max = 900, gop = 25, frames = 200, mode = "on-demand", startup_delay = "3s" }
+"#;
+    let scenario = Scenario::from_str(text, "gop-interleave.toml").unwrap();
+    let mut simulation = Simulation::new(&scenario).unwrap();
+    let summary = simulation.run();
+    let flow = &summary.flows[0];
+    let report = match flow.media.as_ref().unwrap() {
+        MediaOutcome::Report(report) => report,
+        MediaOutcome::Error { error } => panic!("{error}"),
+    };
+    eprintln!(
+        "held at most {:?} datagrams for {:?} s; {} of {} frames shown, lost {:?}",
+        flow.reorder_buffer_max_packets,
+        flow.reorder_delay_max_s,
+        report.playout.frames_displayed,
+        report.playout.frames_total,
+        report.playout.frames_lost
+    );
+    assert_eq!(flow.connections_max, Some(4));
+    assert_eq!(report.playout.frames_lost.total(), 0);
+    assert_eq!(report.playout.frames_displayed, 200);
 }

@@ -129,9 +129,15 @@ impl ReceiverSession {
         self
     }
 
-    /// The stream is played `delay` after its first datagram: a gap is
-    /// waited for at most the delay less one RTT, so that what follows it
-    /// is still in time.
+    /// The stream is played `delay` after its first datagram. A gap before
+    /// a datagram with a playout time is waited for until that datagram is
+    /// due (the delay after the first datagram's arrival, plus its playout
+    /// time less the first's), so that what follows the gap is still in
+    /// time however long the gap lasts: a GOP-interleaved stream's GOPs may
+    /// come seconds apart (paper 000's start-up delay holds ~6 s of
+    /// frames). The reorder buffer's `max_wait` becomes four playout
+    /// delays: the bound for datagrams without a playout time and against
+    /// playout times far ahead; its byte bound caps the memory.
     pub fn with_playout_delay(mut self, delay: Duration) -> ReceiverSession {
         self.playout_delay = Some(delay);
         self.tune();
@@ -152,7 +158,7 @@ impl ReceiverSession {
         let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
         let base = self.base_reorder;
         let max_wait = match self.playout_delay {
-            Some(delay) => delay.saturating_sub(rtt).max(rtt.min(delay)),
+            Some(delay) => (delay * 4).max(rtt),
             None => base.max_wait,
         };
         let hold = self.asking();
