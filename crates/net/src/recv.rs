@@ -23,7 +23,7 @@ mod output;
 mod player;
 mod summary;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -82,6 +82,8 @@ struct Endings {
     closed: u64,
     /// Reset by the sender.
     reset: u64,
+    /// When the first one was seen closed in order.
+    first_closed: Option<Instant>,
 }
 
 /// A receiver with its socket bound.
@@ -182,6 +184,7 @@ impl Receiver {
             buf: Vec::with_capacity(2048),
             accepted: 0,
             established: BTreeSet::new(),
+            heard: BTreeMap::new(),
             last_stats: (start, 0),
         }
         .run(stop)
@@ -217,6 +220,9 @@ struct RecvRun {
     buf: Vec<u8>,
     accepted: u64,
     established: BTreeSet<ConnectionId>,
+    /// For each established connection: the packets it had received, and
+    /// since when.
+    heard: BTreeMap<ConnectionId, (u64, Instant)>,
     /// Time and bytes received at the previous statistics line.
     last_stats: (Instant, u64),
 }
@@ -259,7 +265,7 @@ impl RecvRun {
             }
             self.transmit(now);
             self.deliver(now)?;
-            self.observe();
+            self.observe(now);
             if let Some(at) = next_stats.filter(|t| *t <= now) {
                 self.stats_line(now);
                 next_stats = interval.map(|i| (at + i).max(now));
@@ -317,12 +323,17 @@ impl RecvRun {
         // established has left OPEN (half-open ones, such as forged
         // Requests, do not count).
         let endpoint = self.session.endpoint();
-        let open = self.established.iter().any(|id| {
-            endpoint
-                .connection(*id)
-                .is_some_and(|c| c.state() < State::CloseReq)
-        });
-        if self.established.is_empty() || open {
+        let open: Vec<ConnectionId> = self
+            .established
+            .iter()
+            .filter(|id| {
+                endpoint
+                    .connection(**id)
+                    .is_some_and(|c| c.state() < State::CloseReq)
+            })
+            .copied()
+            .collect();
+        if self.established.is_empty() || !self.only_dead_left(now, &open) {
             return None;
         }
         // Reset rather than closed, every one of them: aborted. (A sender
@@ -332,6 +343,26 @@ impl RecvRun {
             return Some("aborted");
         }
         Some("closed")
+    }
+
+    /// Whether the stream may end with `open` connections still open: none,
+    /// or another closed in order at least the close timeout ago and each
+    /// has heard nothing for that long. A connection whose path died stays
+    /// OPEN here for ever (the sender's Reset of it was lost on the same
+    /// path); the sender went on without it (a dead connection, issue 12),
+    /// and so does the receiver. The wait covers a retransmission of a
+    /// Close that was lost (RFC 4340 §8.3; the first after about 1 s,
+    /// §8.1.1) on a live connection that carried nothing of late.
+    fn only_dead_left(&self, now: Instant, open: &[ConnectionId]) -> bool {
+        if open.is_empty() {
+            return true;
+        }
+        let wait = self.receiver.config.close_timeout;
+        let quiet_since = |at: Instant| now.saturating_duration_since(at) >= wait;
+        self.endings.first_closed.is_some_and(quiet_since)
+            && open
+                .iter()
+                .all(|id| self.heard.get(id).is_some_and(|(_, at)| quiet_since(*at)))
     }
 
     /// Whether every established connection has ended (closed, reset, or
@@ -389,7 +420,7 @@ impl RecvRun {
                 }
             }
         }
-        self.observe();
+        self.observe(now);
         if self.peer == Some(from) && self.data_started {
             // A sender sends all the time once its data began: the silence
             // counts from the last packet heard.
@@ -470,7 +501,7 @@ impl RecvRun {
 
     /// Keeps the bounds the hostile-input tests check, the connections
     /// that were established, whether their data began and how they ended.
-    fn observe(&mut self) {
+    fn observe(&mut self, now: Instant) {
         let endpoint = self.session.endpoint();
         for id in endpoint.connection_ids() {
             if endpoint
@@ -487,6 +518,13 @@ impl RecvRun {
             };
             let stats = conn.stats();
             self.data_started |= stats.data_packets_received > 0;
+            let heard = self
+                .heard
+                .entry(*id)
+                .or_insert((stats.packets_received, now));
+            if stats.packets_received != heard.0 {
+                *heard = (stats.packets_received, now);
+            }
             // A server that closes in order ends CLOSED (it sends the final
             // Reset(Closed)); one that received a Reset holds TIMEWAIT
             // (RFC 4340 §8.5 step 9).
@@ -501,6 +539,7 @@ impl RecvRun {
                         self.endings.reset += 1;
                     } else {
                         self.endings.closed += 1;
+                        self.endings.first_closed.get_or_insert(now);
                     }
                 }
             }

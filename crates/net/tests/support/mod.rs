@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
+pub(crate) mod blackhole;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,14 +43,28 @@ pub(crate) fn start_receiver(
     duration: Duration,
     stats_json: Option<PathBuf>,
 ) -> (SocketAddr, thread::JoinHandle<RecvReport>) {
-    let mut config = RecvConfig::new("dccp://127.0.0.1:0".parse().unwrap(), output);
+    let (to, receiver) = bind_receiver("", output, duration, stats_json);
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = thread::spawn(move || receiver.run(&stop).unwrap());
+    (to, handle)
+}
+
+/// A receiver bound on loopback with `query` on its listening URL
+/// (`?arq=off`), writing to `output`, for `duration` at most, with
+/// statistics every 500 ms; its address.
+pub(crate) fn bind_receiver(
+    query: &str,
+    output: OutputSpec,
+    duration: Duration,
+    stats_json: Option<PathBuf>,
+) -> (SocketAddr, Receiver) {
+    let url = format!("dccp://127.0.0.1:0{query}");
+    let mut config = RecvConfig::new(url.parse().unwrap(), output);
     config.duration = Some(duration);
     config.stats = stats(Duration::from_millis(500), stats_json);
     let receiver = Receiver::bind(config).unwrap();
     let port = receiver.local_addr().port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let handle = thread::spawn(move || receiver.run(&stop).unwrap());
-    (SocketAddr::from(([127, 0, 0, 1], port)), handle)
+    (SocketAddr::from(([127, 0, 0, 1], port)), receiver)
 }
 
 /// An emulated link in front of `to`: `rate`, `delay` each way, `loss`

@@ -20,9 +20,12 @@ pub(super) const MIN_RTT: Duration = Duration::from_micros(1);
 pub(super) struct RttTracker {
     carried: Option<Duration>,
     /// Arrival of the first in-order packet with each window counter value,
-    /// in the counter's current cycle.
-    first_arrival: [Option<Instant>; 16],
+    /// and the counter's total advance (not taken modulo 16) at that packet.
+    first_arrival: [Option<(Instant, u64)>; 16],
     last_counter: Option<u8>,
+    /// The counter's total advance since the first packet: the sum of the
+    /// steps between consecutive values (each taken modulo 16).
+    advance: u64,
     from_counters: Option<Duration>,
 }
 
@@ -43,20 +46,31 @@ impl RttTracker {
     /// counter `counter` and arrived at `arrival`.
     ///
     /// When a counter value c first appears, the time since the first
-    /// packet with c - 4 (mod 16) is one RTT sample, provided that packet
-    /// came in the current cycle (after the previous first packet with c);
-    /// samples are smoothed like the sender's (RFC 5348 §4.3, q = 0.9).
+    /// packet with c - 4 (mod 16) is one RTT sample, provided the counter
+    /// advanced by exactly 4 from that packet to this one; samples are
+    /// smoothed like the sender's (RFC 5348 §4.3, q = 0.9).
+    ///
+    /// The advance is counted, not read modulo 16: a sender with less than
+    /// a packet per quarter RTT skips values, up to 5 at a time (RFC 4342
+    /// §8.1), and the last packet with c - 4 may then be 4 + 16 k quarters
+    /// back (0, 5, 10, 15, 4: five RTTs from 0 to 4). Taking that as an RTT
+    /// made R several times too large, and the feedback (once per R, RFC
+    /// 5348 §6.2) as rare.
     pub(super) fn on_window_counter(&mut self, counter: u8, arrival: Instant) {
         let counter = usize::from(counter & 0x0F);
         if self.last_counter == Some(counter as u8) {
             return;
         }
+        if let Some(last) = self.last_counter {
+            self.advance = self
+                .advance
+                .saturating_add(u64::from((counter as u8).wrapping_sub(last) & 0x0F));
+        }
         self.last_counter = Some(counter as u8);
-        let previous_cycle = self.first_arrival[counter];
-        if let Some(quarter_rtts_ago) = self.first_arrival[(counter + 12) % 16] {
-            let current_cycle = previous_cycle.is_none_or(|seen| quarter_rtts_ago > seen);
+        if let Some((quarter_rtts_ago, advance)) = self.first_arrival[(counter + 12) % 16] {
+            let one_rtt = self.advance.saturating_sub(advance) == 4;
             let sample = arrival.saturating_duration_since(quarter_rtts_ago);
-            if current_cycle && !sample.is_zero() {
+            if one_rtt && !sample.is_zero() {
                 let sample = sample.clamp(MIN_RTT, MAX_RTT);
                 self.from_counters = Some(match self.from_counters {
                     Some(r) => r.mul_f64(0.9) + sample.mul_f64(0.1),
@@ -64,7 +78,7 @@ impl RttTracker {
                 });
             }
         }
-        self.first_arrival[counter] = Some(arrival);
+        self.first_arrival[counter] = Some((arrival, self.advance));
     }
 }
 
@@ -157,12 +171,16 @@ mod tests {
     #[test]
     fn stale_counter_entries_give_no_sample() {
         let mut tracker = RttTracker::default();
-        // 0 at t = 0, then jumps of 5: 5, 10, 15, 4 (c - 4 = 0 is from the
-        // current cycle: sample), 9 (c - 4 = 5: sample).
-        for (counter, ms) in [(0, 0), (5, 100), (10, 200), (15, 300), (4, 400)] {
+        // 0 at t = 0, then jumps of 5 (at least 5 quarter RTTs each, so R is
+        // at most 80 ms): 5, 10, 15, 4. The 0 is 20 quarters before the 4,
+        // not 4: no sample (it would say 400 ms); nor from 5 to 9.
+        for (counter, ms) in [(0, 0), (5, 100), (10, 200), (15, 300), (4, 400), (9, 500)] {
             tracker.on_window_counter(counter, Instant::from_millis(ms));
         }
-        assert_eq!(tracker.get(), Some(Duration::from_millis(400)));
+        assert_eq!(tracker.get(), None);
+        // A step of 4 after them is one.
+        tracker.on_window_counter(13, Instant::from_millis(560));
+        assert_eq!(tracker.get(), Some(Duration::from_millis(60)));
         let mut tracker = RttTracker::default();
         // 0, 1, … 15, 0, 5: at the second 5, the entry for 1 is from the
         // previous cycle (before the first 5): no sample from it.

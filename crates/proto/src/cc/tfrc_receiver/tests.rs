@@ -272,6 +272,35 @@ fn rtt_from_window_counters() {
     );
 }
 
+/// A sender with less than a packet per quarter RTT skips counter values:
+/// every 125 ms at R = 100 ms the counter goes 0, 5, 10, 15, 4, … and the
+/// last packet with c - 4 is five RTTs back, not one. No such pair is a
+/// sample; where the counter did advance by 4 (every 30 ms it goes 0, 1, 2,
+/// 3, 4, 6, …), R is measured.
+#[test]
+fn skipped_window_counters_do_not_inflate_the_rtt() {
+    let sparse = Sender {
+        rtt: None,
+        quarter_rtt: Some(Duration::from_millis(25)),
+        spacing: Duration::from_millis(125),
+        ..Sender::every_10ms()
+    };
+    let mut rx = receiver(TfrcReceiverConfig::default());
+    sparse.deliver(&mut rx, 0..40);
+    assert_eq!(rx.rtt(), None, "five RTTs taken for one");
+    let uneven = Sender {
+        spacing: Duration::from_millis(30),
+        ..sparse
+    };
+    let mut rx = receiver(TfrcReceiverConfig::default());
+    uneven.deliver(&mut rx, 0..200);
+    let rtt = rx.rtt().unwrap();
+    assert!(
+        rtt >= Duration::from_millis(80) && rtt <= Duration::from_millis(125),
+        "{rtt:?}"
+    );
+}
+
 /// RFC 5348 §6.3.1, tfrc-notes.md: X_recv = 100 kB/s, s = 1460, R = 0.1 s
 /// → f(p) = 0.146 → p = 0.022122 (the inverse is exact; 0.0234 is a ±5 %
 /// answer).
