@@ -181,7 +181,7 @@ name = "server"
 name = "client"
 [[link]]
 between = ["server", "client"]
-rate = "4mbit"
+rate = "700kbit"
 delay = "20ms"
 queue = { kind = "droptail", packets = 100 }
 [[flow]]
@@ -189,7 +189,7 @@ name = "video"
 from = "server"
 to = "client"
 transport = { cc = "tfrc", packet_size = 1000, conns = 4, policy = "gop-interleave" }
-media = { source = "generated", width = 176, height = 144, bitrate = "300kbit", slice_max = 900, gop = 25, frames = 200, mode = "on-demand", startup_delay = "3s" }
+media = { source = "generated", width = 176, height = 144, bitrate = "300kbit", slice_max = 900, gop = 25, frames = 200, mode = "on-demand", startup_delay = "6s" }
 "#;
     let scenario = Scenario::from_str(text, "gop-interleave.toml").unwrap();
     let mut simulation = Simulation::new(&scenario).unwrap();
@@ -208,6 +208,9 @@ media = { source = "generated", width = 176, height = 144, bitrate = "300kbit", 
         report.playout.frames_lost
     );
     assert_eq!(flow.connections_max, Some(4));
+    // Each GOP takes its connection about two seconds at a quarter of the
+    // link: the one after it waits that long, longer than a fixed 1 s.
+    assert!(flow.reorder_delay_max_s.unwrap() > 1.0);
     assert_eq!(report.playout.frames_lost.total(), 0);
     assert_eq!(report.playout.frames_displayed, 200);
 }
