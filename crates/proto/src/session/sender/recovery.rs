@@ -11,6 +11,10 @@ use crate::wire::rtcp::{is_rtcp, GenericNack};
 
 use super::{extend_pid, SESSION_SSRC};
 
+/// The least pause of the application after which its last datagram is
+/// probed while the session is open.
+const TAIL_IDLE: Duration = Duration::from_secs(1);
+
 /// The RTT assumed before a connection has measured one.
 const RTT_BEFORE_SAMPLES: Duration = Duration::from_millis(100);
 
@@ -156,14 +160,19 @@ impl SenderSession {
         }
     }
 
-    /// When the tail-loss probe is due: two RTTs after the last datagram
-    /// was handed over, if nothing followed it and no probe went yet.
+    /// When the tail-loss probe is due, if nothing followed the last
+    /// datagram and no probe went yet: two RTTs after it once the
+    /// application closed the session, otherwise after at least a second
+    /// (a live source sends its next frame sooner, and a loss before it is
+    /// found by the datagrams after it; probing at every pause between
+    /// frames would resend each frame's last packet).
     pub(super) fn tail_probe_at(&self) -> Option<Instant> {
         if !self.config.arq.enabled || self.tail_probed || self.queued() > 0 {
             return None;
         }
         let (at, _) = self.last_dispatch?;
-        Some(at + 2 * self.session_rtt())
+        let wait = 2 * self.session_rtt();
+        Some(at + if self.closed { wait } else { wait.max(TAIL_IDLE) })
     }
 
     /// Resends the last datagram once when the application has sent
