@@ -75,7 +75,8 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         "start-up delay",
         "stalls",
         "rebuilt by FEC",
-        "FEC RS(30,24)",
+        "recovered by retransmission",
+        ", ARQ, seed",
         "the bytes of one TFRC connection",
     ] {
         assert!(stdout.contains(text), "no `{text}` in\n{stdout}");
@@ -142,10 +143,12 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
         .as_str()
         .unwrap()
         .contains("controller=adaptive"));
-    // Both runs carry the default FEC, and the receivers say what it did.
+    // Both runs retransmit (the default, no FEC), and say what it did.
     for run in runs {
-        assert!(run["url"].as_str().unwrap().ends_with("&fec=30,24"));
-        assert!(run["figures"]["packets_rebuilt"].is_u64(), "{run}");
+        let url = run["url"].as_str().unwrap();
+        assert!(url.ends_with("&arq=on") && !url.contains("fec="), "{url}");
+        assert!(run["figures"]["arq"].is_array(), "{run}");
+        assert!(run["figures"]["packets_rebuilt"].is_null(), "{run}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -402,3 +402,65 @@ fn schedule_prints_the_papers_figures_and_names_bad_input() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("line 1"));
 }
+
+/// Retransmitted packets count as they arrived: `evaluate` on the files of
+/// a run with ARQ reaches the simulator's verdict (issue 12).
+#[test]
+fn evaluate_counts_what_arq_recovered_and_agrees_with_simulate() {
+    let dir = scratch("evaluate-arq");
+    let scenario =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/arq/bernoulli.toml");
+    let text = fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("frames = 300", "frames = 100")
+        .replace("duration = \"30s\"", "duration = \"10s\"")
+        .replace(
+            "source = \"generated\"",
+            "source = \"generated\", width = 176, height = 144",
+        );
+    let file = dir.join("video.toml");
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let flow = &summary["flows"][0];
+    let media = &flow["media"];
+    assert!(
+        flow["arq"]["recovered"].as_u64().unwrap() > 0,
+        "the run must lose packets that ARQ recovers: {flow}"
+    );
+    let files = out.join("media/video");
+    let output = ok(&[
+        "evaluate",
+        "--reference",
+        "generated",
+        "--size",
+        "176x144",
+        "--video",
+        s(&files.join("sent.264")),
+        "--sent",
+        s(&files.join("st")),
+        s(&files.join("sd")),
+        "--received",
+        s(&files.join("rd")),
+        "--packet-size",
+        "1000",
+        "--startup-delay",
+        "2s",
+        "--json",
+    ]);
+    let evaluated: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for key in [
+        "frames_total",
+        "frames_displayed",
+        "frames_lost",
+        "packets_lost",
+        "psnr_db_mean",
+        "ssim_mean",
+        "stalls",
+        "startup_delay_s",
+    ] {
+        assert_eq!(evaluated[key], media[key], "{key}");
+    }
+    assert_eq!(media["frames_lost"]["P"], 0);
+}

@@ -279,18 +279,24 @@ fn html(page: &Page<'_>) -> String {
 /// The loss model in words.
 /// What repairs losses in both runs, from the configuration the runs used.
 fn repair_words(setup: &Setup) -> String {
-    match setup.fec {
-        Some(fec) => format!(
-            "both runs carry packet-level Reed-Solomon FEC, RS({},{}): {} parity packets after \
-             every {} RTP packets rebuild up to {} lost ones of the block; nothing is \
-             retransmitted",
+    let fec = setup.fec.map(|fec| {
+        format!(
+            "packet-level Reed-Solomon FEC, RS({},{}): {} parity packets after every {} RTP \
+             packets rebuild up to {} lost ones of the block",
             fec.n,
             fec.k,
             fec.n - fec.k,
             fec.k,
             fec.n - fec.k
-        ),
-        None => "nothing here repairs losses: no FEC, no retransmission".to_owned(),
+        )
+    });
+    let arq = "retransmission within the deadline: the receiver asks for what it lost and \
+               the sender resends what can still arrive in time, inside its rate";
+    match (fec, setup.arq) {
+        (Some(fec), true) => format!("both runs carry {fec}, and {arq}"),
+        (Some(fec), false) => format!("both runs carry {fec}; nothing is retransmitted"),
+        (None, true) => format!("both runs repair losses by {arq}; no FEC"),
+        (None, false) => "nothing here repairs losses: no FEC, no retransmission".to_owned(),
     }
 }
 
@@ -310,7 +316,7 @@ pub(super) fn loss_words(setup: &Setup) -> String {
 mod tests {
     use super::*;
 
-    fn setup(fec: Option<fairstream_media::stream::FecParams>) -> Setup {
+    fn setup(fec: Option<fairstream_media::stream::FecParams>, arq: bool) -> Setup {
         Setup {
             rate: fairstream_proto::units::Rate::from_bits_per_sec(2e6),
             delay: std::time::Duration::from_millis(50),
@@ -326,6 +332,7 @@ mod tests {
             fps: 25.0,
             gop: 25,
             fec,
+            arq,
             seed: 1,
             prebuffer: std::time::Duration::from_secs(1),
         }
@@ -345,10 +352,18 @@ mod tests {
                 wall_time_s: 1.0,
             })
         };
-        let with = page(&setup(Some(fec)));
+        let with = page(&setup(Some(fec), false));
         assert!(with.contains("RS(30,24)"), "{with}");
+        assert!(with.contains("nothing is retransmitted"), "{with}");
         assert!(!with.contains("no FEC"), "{with}");
-        let without = page(&setup(None));
+        let both = page(&setup(Some(fec), true));
+        assert!(both.contains("RS(30,24)") && both.contains("the sender resends"));
+        let arq = page(&setup(None, true));
+        assert!(
+            arq.contains("the sender resends") && arq.contains("no FEC"),
+            "{arq}"
+        );
+        let without = page(&setup(None, false));
         assert!(without.contains("no FEC, no retransmission"), "{without}");
     }
 

@@ -77,6 +77,8 @@ pub(super) struct Setup {
     pub(super) gop: u32,
     /// Packet-level FEC in both runs.
     pub(super) fec: Option<FecParams>,
+    /// Retransmission within the deadline in both runs.
+    pub(super) arq: bool,
     /// The emulator's seed (the same loss draws in both runs).
     pub(super) seed: u64,
     /// The receiver's player model buffers this much before it plays.
@@ -211,7 +213,10 @@ pub(super) fn run(
     let recv_json = dir.join(format!("{}-recv.jsonl", variant.key));
     let (tap, units) = mpsc::channel();
 
-    let listen = "dccp://127.0.0.1:0".parse().context("the receiver's URL")?;
+    let arq = if setup.arq { "on" } else { "off" };
+    let listen = format!("dccp://127.0.0.1:0?arq={arq}")
+        .parse()
+        .context("the receiver's URL")?;
     let mut recv_config = RecvConfig::new(listen, OutputSpec::File(video_file));
     recv_config.duration = Some(setup.duration + Duration::from_secs(30));
     recv_config.peer_timeout = PeerTimeout::Fixed(PEER_TIMEOUT);
@@ -229,7 +234,11 @@ pub(super) fn run(
     let fec = setup
         .fec
         .map_or_else(String::new, |f| format!("&fec={},{}", f.n, f.k));
-    let url = format!("dccp://{}?{}{fec}", emulator.local_addr(), variant.query);
+    let url = format!(
+        "dccp://{}?{}{fec}&arq={arq}",
+        emulator.local_addr(),
+        variant.query
+    );
 
     let receiver_stop = Arc::new(AtomicBool::new(false));
     let receiver_started = Instant::now();

@@ -32,6 +32,9 @@ pub(super) struct Figures {
     pub(super) blocks_unrecoverable: Option<u64>,
     /// The share of the bytes sent that was FEC parity.
     pub(super) fec_overhead: Option<f64>,
+    /// Datagrams the receiver asked for again and got in time, and those
+    /// the sender resent (`None` without ARQ).
+    pub(super) arq: Option<(u64, u64)>,
     /// Frames the sender encoded.
     pub(super) frames_encoded: u64,
     /// Frames (or what was left of them) the sender dropped as too late.
@@ -93,6 +96,9 @@ impl Figures {
             packets_rebuilt: setup.fec.map(|_| run.recv.fec.packets_rebuilt),
             blocks_unrecoverable: setup.fec.map(|_| run.recv.fec.blocks_unrecoverable),
             fec_overhead: run.send.fec_overhead,
+            arq: setup
+                .arq
+                .then_some((run.recv.arq_recovered, run.send.arq_retransmitted)),
             frames_encoded: run.send.frames_read,
             frames_late: run.send.frames_late + run.send.frames_dropped,
             frames_repeated: quality.frames_repeated,
@@ -150,6 +156,10 @@ pub(super) fn rows(figures: &[Figures]) -> Vec<Row> {
         row("rebuilt by FEC (overhead)", &|f| match f.packets_rebuilt {
             Some(rebuilt) => format!("{rebuilt} packets ({})", optional(f.fec_overhead, percent)),
             None => "no FEC".to_owned(),
+        }),
+        row("recovered by retransmission (resent)", &|f| match f.arq {
+            Some((recovered, resent)) => format!("{recovered} packets ({resent})"),
+            None => "no ARQ".to_owned(),
         }),
         row("packets missing at the receiver", &|f| {
             percent(f.packets_missing)

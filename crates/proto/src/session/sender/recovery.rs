@@ -172,7 +172,13 @@ impl SenderSession {
         }
         let (at, _) = self.last_dispatch?;
         let wait = 2 * self.session_rtt();
-        Some(at + if self.closed { wait } else { wait.max(TAIL_IDLE) })
+        Some(
+            at + if self.closed {
+                wait
+            } else {
+                wait.max(TAIL_IDLE)
+            },
+        )
     }
 
     /// Resends the last datagram once when the application has sent
