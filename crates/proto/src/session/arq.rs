@@ -13,7 +13,7 @@
 //!   RTP source, is what is numbered (a deviation from RFC 4585, where PIDs
 //!   are RTP sequence numbers, so that FEC parity and every connection's
 //!   datagrams share one numbering).
-//! - The sender keeps what it sent ([`SentStore`], bounded in bytes and by
+//! - The sender keeps what it sent (`SentStore`, bounded in bytes and by
 //!   the datagrams' deadlines) and queues a retransmission only if the
 //!   datagram may be retransmitted (FEC parity is not), was not resent
 //!   within the last RTT, and can still arrive before its deadline (now +
@@ -22,7 +22,6 @@
 //!   extra bandwidth.
 //!
 //! [`NDUPACK`]: super::reorder::NDUPACK
-//! [`SentStore`]: SentStore
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;

@@ -185,7 +185,7 @@ impl SenderSession {
     /// nothing after it for two RTTs: if it was lost, nothing after it can
     /// tell the receiver (RFC 8985 §7, the tail-loss probe, in spirit).
     pub(super) fn probe_tail(&mut self, now: Instant) {
-        if !self.tail_probe_at().is_some_and(|at| at <= now) {
+        if self.tail_probe_at().is_none_or(|at| at > now) {
             return;
         }
         self.tail_probed = true;
