@@ -256,6 +256,10 @@ impl RecvRun {
                 }
                 Phase::Draining(since) => {
                     if now - since >= DRAIN {
+                        // Nothing more can come: what the reorder buffer
+                        // still holds behind a gap is the stream's end.
+                        self.session.flush(now);
+                        self.deliver(now)?;
                         break;
                     }
                 }

@@ -251,6 +251,14 @@ impl ReceiverSession {
         }
     }
 
+    /// The stream has ended (every connection closed): gives up every gap
+    /// still waited for and releases what is held, for
+    /// [`recv`](Self::recv).
+    pub fn flush(&mut self, now: Instant) {
+        self.reorder.flush(now);
+        self.after_reorder(now);
+    }
+
     /// The next datagram of the stream, in order, without the session
     /// header.
     pub fn recv(&mut self) -> Option<Vec<u8>> {

@@ -344,6 +344,14 @@ impl ReorderBuffer {
         Some(deadline.map_or(waited, |deadline| deadline.min(waited)))
     }
 
+    /// Gives every gap up and releases all that is held: the stream has
+    /// ended and nothing more can come.
+    pub fn flush(&mut self, now: Instant) {
+        while !self.held.is_empty() {
+            self.skip_gap(now);
+        }
+    }
+
     /// The next datagram in order.
     pub fn pop(&mut self) -> Option<Vec<u8>> {
         self.ready.pop_front()
@@ -614,6 +622,23 @@ mod tests {
         assert_eq!(buffer.held(), 0);
         let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
         assert_eq!(order, [vec![0], vec![2]]);
+    }
+
+    #[test]
+    fn a_flush_releases_everything_held() {
+        let config = ReorderConfig {
+            hold_lost: true,
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        for seq in [0, 2, 3, 5] {
+            buffer.push_from(at(0), 1, seq, vec![seq as u8]);
+        }
+        assert_eq!(buffer.held(), 3);
+        buffer.flush(at(1));
+        let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
+        assert_eq!(order, [vec![0], vec![2], vec![3], vec![5]]);
+        assert_eq!(buffer.stats().skipped, 2);
     }
 
     #[test]

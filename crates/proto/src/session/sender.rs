@@ -177,6 +177,9 @@ pub struct SenderSession {
     /// tail-loss probe went.
     last_dispatch: Option<(Instant, u64)>,
     tail_probed: bool,
+    /// [`close`](SenderSession::close) was called: the connections close
+    /// at this time.
+    linger_until: Option<Instant>,
     next_open: Instant,
     next_sample: Option<Instant>,
     events: VecDeque<SessionEvent>,
@@ -210,6 +213,7 @@ impl SenderSession {
             arq_stats: SenderArqStats::default(),
             last_dispatch: None,
             tail_probed: false,
+            linger_until: None,
             next_port: config.local_port,
             config,
             endpoint,
@@ -383,6 +387,7 @@ impl SenderSession {
             opening,
             self.next_dead_check(),
             self.tail_probe_at(),
+            self.linger_until,
         ]
         .into_iter()
         .flatten()
@@ -409,8 +414,29 @@ impl SenderSession {
     }
 
     /// Closes every connection once its queue has left.
+    ///
+    /// With retransmission on, the connections stay open three RTTs more
+    /// (as SRT lingers), so that what the receiver asks for at the end can
+    /// still be resent.
     pub fn close(&mut self, now: Instant) {
+        if self.closed {
+            return;
+        }
         self.closed = true;
+        let linger = if self.config.arq.enabled {
+            3 * self.session_rtt()
+        } else {
+            Duration::ZERO
+        };
+        self.linger_until = Some(now + linger);
+        if linger.is_zero() {
+            self.close_connections(now);
+        }
+    }
+
+    /// Closes every connection once its queue has left.
+    fn close_connections(&mut self, now: Instant) {
+        self.linger_until = None;
         for conn in &mut self.conns {
             if let Some(c) = self.endpoint.connection_mut(conn.id) {
                 c.close(now);
@@ -571,6 +597,9 @@ impl SenderSession {
         self.watch_connections(now);
         self.store.prune(now);
         self.probe_tail(now);
+        if self.linger_until.is_some_and(|at| at <= now) {
+            self.close_connections(now);
+        }
         let before = self.open_connections();
         let wanted = self.counter.connections();
         if !self.closed && self.open_connections() < wanted && now >= self.next_open {
