@@ -166,10 +166,12 @@ impl ReceiverSession {
         config.max_wait = max_wait;
         config.lane_timeout = base.lane_timeout.max(8 * rtt);
         config.hold_lost = hold;
+        config.late_grace = if hold { 3 * rtt } else { Duration::ZERO };
         if config != *self.reorder.config() {
             self.reorder.set_max_wait(config.max_wait);
             self.reorder.set_lane_timeout(config.lane_timeout);
             self.reorder.set_hold_lost(config.hold_lost);
+            self.reorder.set_late_grace(config.late_grace);
         }
     }
 

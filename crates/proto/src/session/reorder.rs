@@ -41,6 +41,12 @@ pub struct ReorderConfig {
     /// that a retransmission can fill them ([`ReorderBuffer::certain_gaps`]
     /// names them). Without it such a gap is given up at once. Default off.
     pub hold_lost: bool,
+    /// A gap before a datagram that was already late when it came (past
+    /// its deadline) is waited for this long after it came: the player
+    /// counts it late anyway, and what is written or relayed is whole if a
+    /// retransmission still fills the gap. Default zero; a session that
+    /// asks for retransmissions sets three RTTs.
+    pub late_grace: Duration,
 }
 
 impl Default for ReorderConfig {
@@ -51,6 +57,7 @@ impl Default for ReorderConfig {
             max_wait: Duration::from_secs(1),
             lane_timeout: Duration::from_secs(1),
             hold_lost: false,
+            late_grace: Duration::ZERO,
         }
     }
 }
@@ -143,6 +150,11 @@ impl ReorderBuffer {
     /// Turns holding of certainly lost gaps on or off.
     pub fn set_hold_lost(&mut self, hold_lost: bool) {
         self.config.hold_lost = hold_lost;
+    }
+
+    /// Changes how long a gap before a late datagram is waited for.
+    pub fn set_late_grace(&mut self, late_grace: Duration) {
+        self.config.late_grace = late_grace;
     }
 
     /// Changes when a silent lane stops counting.
@@ -340,7 +352,11 @@ impl ReorderBuffer {
     /// datagram's deadline comes, whichever is first.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let waited = self.gap_since.map(|since| since + self.config.max_wait)?;
-        let deadline = self.held.values().next().and_then(|held| held.deadline);
+        let deadline = self
+            .held
+            .values()
+            .next()
+            .and_then(|held| Some(held.deadline?.max(held.arrived + self.config.late_grace)));
         Some(deadline.map_or(waited, |deadline| deadline.min(waited)))
     }
 
@@ -622,6 +638,23 @@ mod tests {
         assert_eq!(buffer.held(), 0);
         let order: Vec<Vec<u8>> = std::iter::from_fn(|| buffer.pop()).collect();
         assert_eq!(order, [vec![0], vec![2]]);
+    }
+
+    #[test]
+    fn a_gap_before_a_late_datagram_waits_the_grace() {
+        let config = ReorderConfig {
+            hold_lost: true,
+            late_grace: Duration::from_millis(300),
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        buffer.push_timed(at(0), 1, 0, vec![0], Some(at(500)));
+        // 2 comes at 1 s, already past its deadline (0.8 s).
+        buffer.push_timed(at(1000), 1, 2, vec![2], Some(at(800)));
+        assert_eq!(buffer.poll_timeout(), Some(at(1300)));
+        buffer.push_timed(at(1200), 1, 1, vec![1], Some(at(700)));
+        assert_eq!(buffer.stats().skipped, 0);
+        assert_eq!(buffer.held(), 0);
     }
 
     #[test]
