@@ -35,8 +35,8 @@ use fairstream_media::playout::live_frame_is_late;
 use fairstream_media::stream::{rtp_timestamp, FramePacketizer};
 use fairstream_proto::conn::{ConnectionConfig, State};
 use fairstream_proto::session::{
-    ArqConfig, DatagramMeta, SenderSession, SessionConfig, SessionEvent, SESSION_HEADER_BYTES,
-    SESSION_TIMED_HEADER_BYTES,
+    ArqConfig, DatagramMeta, SenderSession, SessionConfig, SessionEvent, SESSION_FEC_TAG_BYTES,
+    SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
 
@@ -196,11 +196,17 @@ impl Run {
         };
         let session = SenderSession::new(session_config, start)
             .map_err(|e| SendError::Config(e.to_string()))?;
-        // Media datagrams carry their playout time in the session header.
+        // Media datagrams carry their playout time in the session header,
+        // and with FEC their place in their block.
+        let tag = if config.url.fec.is_some() {
+            SESSION_FEC_TAG_BYTES
+        } else {
+            0
+        };
         let max_datagram = fec::media_datagram(
             session
                 .max_datagram()
-                .saturating_sub(SESSION_TIMED_HEADER_BYTES - SESSION_HEADER_BYTES),
+                .saturating_sub(SESSION_TIMED_HEADER_BYTES - SESSION_HEADER_BYTES + tag),
             config.url.fec,
         );
         let packetizer = FramePacketizer::new(max_datagram)
@@ -552,6 +558,9 @@ impl Run {
                 playout: Some(Duration::from_secs_f64(
                     packet.frame as f64 / self.sender.config.fps,
                 )),
+                // Its place in its FEC block, so that the receiver leaves to
+                // FEC what FEC will rebuild.
+                fec: self.fec.as_ref().and_then(fec::FecEncoder::next_tag),
             };
             match self.session.send_with(now, &packet.packet, meta) {
                 Ok(()) => {

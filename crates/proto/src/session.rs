@@ -32,12 +32,31 @@ pub const SESSION_HEADER_BYTES: usize = 4;
 /// Bytes of the header of a datagram with a playout time: the sequence
 /// number with its top bit set, then the playout time.
 pub const SESSION_TIMED_HEADER_BYTES: usize = 8;
-/// Session sequence numbers have 31 bits; the top bit of the header's
-/// first word says that a 32-bit playout time in milliseconds follows
-/// (the datagram's place on the media timeline, as SRT's packet timestamp,
-/// from which the receiver knows its deadline).
-pub const SEQUENCE_MODULUS: u64 = 1 << 31;
+/// Bytes a packet-level FEC tag adds to the header (the datagram's index in
+/// its Reed-Solomon block, k and n).
+pub const SESSION_FEC_TAG_BYTES: usize = 4;
+/// Session sequence numbers have 30 bits. The top bit of the header's first
+/// word says that a 32-bit playout time in milliseconds follows (the
+/// datagram's place on the media timeline, as SRT's packet timestamp, from
+/// which the receiver knows its deadline); the next bit, that an FEC tag
+/// follows (so that the receiver leaves to FEC what FEC will rebuild).
+pub const SEQUENCE_MODULUS: u64 = 1 << 30;
 const TIMED_FLAG: u32 = 1 << 31;
+const FEC_FLAG: u32 = 1 << 30;
+
+/// Where a datagram sits in its packet-level FEC block: RS(n, k) over k
+/// data datagrams, their n − k parity datagrams sent right after them, so
+/// that block b holds the n consecutive sequence numbers from the first of
+/// its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FecTag {
+    /// Its index in the block: 0..k for data, k..n for parity.
+    pub index: u8,
+    /// Data datagrams a block.
+    pub k: u8,
+    /// Datagrams a block, data and parity.
+    pub n: u8,
+}
 
 /// The header of a session datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +65,8 @@ pub(crate) struct SessionHeader {
     pub(crate) seq: u32,
     /// The playout time in milliseconds, if the datagram has one.
     pub(crate) playout_ms: Option<u32>,
+    /// Its place in an FEC block, if the stream carries FEC.
+    pub(crate) fec: Option<FecTag>,
 }
 
 impl SessionHeader {
@@ -57,43 +78,63 @@ impl SessionHeader {
             Some(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
         };
         let first = word(0)?;
-        if first & TIMED_FLAG == 0 {
-            return Some((
-                SessionHeader {
-                    seq: first,
-                    playout_ms: None,
-                },
-                SESSION_HEADER_BYTES,
-            ));
-        }
+        let mut len = SESSION_HEADER_BYTES;
+        let playout_ms = if first & TIMED_FLAG != 0 {
+            len += 4;
+            Some(word(len - 4)?)
+        } else {
+            None
+        };
+        let fec = if first & FEC_FLAG != 0 {
+            let bytes = datagram.get(len..len + SESSION_FEC_TAG_BYTES)?;
+            len += SESSION_FEC_TAG_BYTES;
+            let tag = FecTag {
+                index: bytes[0],
+                k: bytes[1],
+                n: bytes[2],
+            };
+            // A tag that cannot describe a block is ignored, as no tag.
+            (tag.k >= 1 && tag.k < tag.n && tag.index < tag.n).then_some(tag)
+        } else {
+            None
+        };
         Some((
             SessionHeader {
-                seq: first & !TIMED_FLAG,
-                playout_ms: Some(word(4)?),
+                seq: first & !(TIMED_FLAG | FEC_FLAG),
+                playout_ms,
+                fec,
             },
-            SESSION_TIMED_HEADER_BYTES,
+            len,
         ))
     }
 
     /// Writes the header.
     pub(crate) fn emit(&self, out: &mut Vec<u8>) {
-        let seq = self.seq & !TIMED_FLAG;
-        match self.playout_ms {
-            None => out.extend_from_slice(&seq.to_be_bytes()),
-            Some(ms) => {
-                out.extend_from_slice(&(seq | TIMED_FLAG).to_be_bytes());
-                out.extend_from_slice(&ms.to_be_bytes());
-            }
+        let mut first = self.seq & !(TIMED_FLAG | FEC_FLAG);
+        if self.playout_ms.is_some() {
+            first |= TIMED_FLAG;
+        }
+        if self.fec.is_some() {
+            first |= FEC_FLAG;
+        }
+        out.extend_from_slice(&first.to_be_bytes());
+        if let Some(ms) = self.playout_ms {
+            out.extend_from_slice(&ms.to_be_bytes());
+        }
+        if let Some(tag) = self.fec {
+            out.extend_from_slice(&[tag.index, tag.k, tag.n, 0]);
         }
     }
 
     /// Its length on the wire.
     pub(crate) fn len(&self) -> usize {
-        if self.playout_ms.is_some() {
-            SESSION_TIMED_HEADER_BYTES
-        } else {
-            SESSION_HEADER_BYTES
-        }
+        SESSION_HEADER_BYTES
+            + if self.playout_ms.is_some() { 4 } else { 0 }
+            + if self.fec.is_some() {
+                SESSION_FEC_TAG_BYTES
+            } else {
+                0
+            }
     }
 }
 

@@ -47,6 +47,7 @@ struct Outcome {
     recovered: u64,
     retransmitted: u64,
     refused_late: u64,
+    left_to_fec: u64,
     fec_rebuilt: u64,
     channel_losses: u64,
     congestion_losses: u64,
@@ -71,6 +72,7 @@ fn run(scenario: &Scenario) -> Outcome {
         recovered: arq.map_or(0, |a| a.recovered),
         retransmitted: arq.map_or(0, |a| a.retransmitted),
         refused_late: arq.map_or(0, |a| a.refused_late),
+        left_to_fec: arq.map_or(0, |a| a.left_to_fec),
         fec_rebuilt: report.packets_recovered_by_fec,
         channel_losses: flow.packets_lost_channel,
         congestion_losses: flow.packets_lost_congestion,
@@ -107,12 +109,20 @@ fn fec_and_arq_together_on_a_bursty_hop() {
     let both = run(&variant("gilbert-elliott.toml", true, true, 125, 2));
     let fec = run(&variant("gilbert-elliott.toml", false, true, 125, 2));
     eprintln!(
-        "both: {} damaged ({} rebuilt by FEC, {} resent); FEC alone: {} damaged",
-        both.frames_damaged, both.fec_rebuilt, both.retransmitted, fec.frames_damaged
+        "both: {} damaged ({} left to FEC, {} rebuilt by FEC, {} asked, {} resent); FEC alone: {} damaged",
+        both.frames_damaged,
+        both.left_to_fec,
+        both.fec_rebuilt,
+        both.requested,
+        both.retransmitted,
+        fec.frames_damaged
     );
     assert!(both.frames_damaged <= fec.frames_damaged);
     assert_eq!(both.frames_damaged, 0);
     assert!(fec.fec_rebuilt > 0);
+    // ARQ leaves to FEC what FEC rebuilds, and FEC then rebuilds it.
+    assert!(both.left_to_fec > 0);
+    assert!(both.fec_rebuilt > 0);
 }
 
 /// The table of `docs/results/arq.md`: frames damaged and PSNR over five
@@ -121,8 +131,8 @@ fn fec_and_arq_together_on_a_bursty_hop() {
 #[ignore = "a benchmark table: run in release with --ignored --nocapture"]
 fn table() {
     let seeds = 1..=5u64;
-    println!("| hop | repair | frames damaged (of 300) | PSNR, dB | packets sent | channel losses | asked / recovered | resent | refused late | rebuilt by FEC |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| hop | repair | frames damaged (of 300) | PSNR, dB | packets sent | channel losses | asked / recovered | resent | refused late | left to FEC | rebuilt by FEC |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (hop, file) in [
         ("Bernoulli 3 %", "bernoulli.toml"),
         ("Gilbert-Elliott", "gilbert-elliott.toml"),
@@ -151,7 +161,7 @@ fn table() {
             let (psnr, psnr_min, psnr_max) = stat(&|o| o.psnr_db);
             assert!(outcomes.iter().all(|o| o.congestion_losses < 50));
             println!(
-                "| {hop} | {repair} | {} | {psnr:.2} ({psnr_min:.2}–{psnr_max:.2}) | {} | {} | {} / {} | {} | {} | {} |",
+                "| {hop} | {repair} | {} | {psnr:.2} ({psnr_min:.2}–{psnr_max:.2}) | {} | {} | {} / {} | {} | {} | {} | {} |",
                 whole(&|o| o.frames_damaged as f64),
                 whole(&|o| o.packets_sent as f64),
                 whole(&|o| o.channel_losses as f64),
@@ -159,6 +169,7 @@ fn table() {
                 whole(&|o| o.recovered as f64),
                 whole(&|o| o.retransmitted as f64),
                 whole(&|o| o.refused_late as f64),
+                whole(&|o| o.left_to_fec as f64),
                 whole(&|o| o.fec_rebuilt as f64),
             );
         }

@@ -9,7 +9,7 @@
 
 use fairstream_media::fec::FecCode;
 use fairstream_media::stream::{parity_rtp_packet, FecParams, ParityHeader, PARITY_OVERHEAD};
-use fairstream_proto::session::DatagramMeta;
+use fairstream_proto::session::{DatagramMeta, FecTag};
 use fairstream_proto::time::Instant;
 use fairstream_proto::wire::rtp::RtpRepr;
 
@@ -66,6 +66,20 @@ impl FecEncoder {
             block: Vec::with_capacity(params.k),
             number: 0,
             sequence: 0,
+        })
+    }
+
+    /// The FEC tag of the next packet pushed: its index in the block.
+    pub(super) fn next_tag(&self) -> Option<FecTag> {
+        self.tag(self.block.len())
+    }
+
+    /// The tag of the datagram at `index` of a block (parity from k).
+    fn tag(&self, index: usize) -> Option<FecTag> {
+        Some(FecTag {
+            index: u8::try_from(index).ok()?,
+            k: u8::try_from(self.params.k).ok()?,
+            n: u8::try_from(self.params.n).ok()?,
         })
     }
 
@@ -126,8 +140,13 @@ impl Run {
                 return;
             }
         };
-        for packet in parity {
-            match self.session.send_with(now, &packet, meta) {
+        let k = encoder.params.k;
+        let tags: Vec<Option<FecTag>> = (0..parity.len()).map(|i| encoder.tag(k + i)).collect();
+        for (packet, fec) in parity.into_iter().zip(tags) {
+            match self
+                .session
+                .send_with(now, &packet, DatagramMeta { fec, ..meta })
+            {
                 Ok(()) => {
                     self.report.fec_parity_sent += 1;
                     self.report.fec_parity_bytes += packet.len() as u64;

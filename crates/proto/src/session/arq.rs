@@ -94,6 +94,10 @@ pub struct ReceiverArqStats {
     pub recovered: u64,
     /// Asked-for datagrams given up before they came.
     pub too_late: u64,
+    /// Lost datagrams not asked for because their FEC block arrived with
+    /// at least k of its n datagrams (FEC rebuilds them), or because they
+    /// were parity.
+    pub left_to_fec: u64,
 }
 
 /// What the application tells the session about a datagram.
@@ -116,6 +120,10 @@ pub struct DatagramMeta {
     /// knows its deadline: the playout delay after the first datagram's
     /// arrival, plus this less the first datagram's.
     pub playout: Option<Duration>,
+    /// Its place in a packet-level FEC block, sent in the header so that
+    /// the receiver leaves to FEC the losses FEC will rebuild and asks only
+    /// for the rest.
+    pub fec: Option<super::FecTag>,
 }
 
 impl DatagramMeta {
@@ -127,6 +135,7 @@ impl DatagramMeta {
             key: false,
             retransmit: true,
             playout: None,
+            fec: None,
         }
     }
 }
@@ -402,6 +411,7 @@ mod tests {
                 repeated: 1,
                 recovered: 1,
                 too_late: 2,
+                left_to_fec: 0,
             }
         );
     }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::arq::{NakTracker, ReceiverArqStats, SESSION_SSRC};
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
-use super::SessionHeader;
+use super::{FecTag, SessionHeader};
 use crate::cc::tfrc::PacketSizeMode;
 use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, State, Transmit};
 use crate::ecn::Ecn;
@@ -53,6 +53,26 @@ pub struct ReceiverSession {
     /// When a gap with fewer than NDUPACK datagrams after it counts as
     /// lost if nothing else came (a quarter RTT after the last datagram).
     settle_check: Option<Instant>,
+    /// FEC blocks seen (by the extended number of their first datagram):
+    /// k, n, and how many of their datagrams arrived.
+    fec_blocks: std::collections::BTreeMap<u64, (FecTag, u16)>,
+    /// The highest number that arrived.
+    highest: Option<u64>,
+}
+
+/// The most FEC blocks tracked (a sender cannot grow memory by tagging).
+const MAX_FEC_BLOCKS: usize = 4096;
+
+/// What to do about a certainly lost datagram of an FEC-protected stream.
+enum FecVerdict {
+    /// Ask for it: no FEC block is known to hold it, or its block came with
+    /// fewer than k datagrams.
+    Ask,
+    /// Leave it to FEC: its block came with at least k datagrams, or it is
+    /// parity (never resent).
+    Forgo,
+    /// Its block has not passed yet: the count is not final.
+    Wait,
 }
 
 impl ReceiverSession {
@@ -88,6 +108,40 @@ impl ReceiverSession {
             rtt: None,
             timeline: None,
             settle_check: None,
+            fec_blocks: std::collections::BTreeMap::new(),
+            highest: None,
+        }
+    }
+
+    /// Counts a datagram that arrived for its FEC block.
+    fn count_fec(&mut self, seq: u64, tag: FecTag) {
+        let Some(start) = seq.checked_sub(u64::from(tag.index)) else {
+            return;
+        };
+        if !self.fec_blocks.contains_key(&start) && self.fec_blocks.len() >= MAX_FEC_BLOCKS {
+            self.fec_blocks.pop_first();
+        }
+        let entry = self.fec_blocks.entry(start).or_insert((tag, 0));
+        entry.1 = entry.1.saturating_add(1);
+    }
+
+    /// Whether to ask for `gap`, leave it to FEC, or wait for its block.
+    fn fec_verdict(&self, now: Instant, gap: u64) -> FecVerdict {
+        let Some((&start, &(tag, received))) = self.fec_blocks.range(..=gap).next_back() else {
+            return FecVerdict::Ask;
+        };
+        let end = start + u64::from(tag.n);
+        if gap >= end {
+            return FecVerdict::Ask;
+        }
+        let passed = self.highest.is_some_and(|h| h + 1 >= end)
+            || self.reorder.quiet_for(now, self.settle());
+        if !passed {
+            FecVerdict::Wait
+        } else if received >= u16::from(tag.k) || gap - start >= u64::from(tag.k) {
+            FecVerdict::Forgo
+        } else {
+            FecVerdict::Ask
         }
     }
 
@@ -294,6 +348,10 @@ impl ReceiverSession {
                 deadline,
             ) {
                 self.naks.arrived(extended);
+                self.highest = Some(self.highest.map_or(extended, |h| h.max(extended)));
+                if let Some(tag) = header.fec {
+                    self.count_fec(extended, tag);
+                }
             }
             self.last_lane = Some(id);
             if self.reorder.held() > 0 {
@@ -317,9 +375,30 @@ impl ReceiverSession {
             return;
         }
         let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
-        let gaps = self
+        let certain = self
             .reorder
             .certain_gaps(now, MAX_REQUESTS_PER_ROUND, self.settle());
+        // FEC and ARQ together: what FEC will rebuild is not asked for.
+        let mut gaps = Vec::with_capacity(certain.len());
+        for gap in certain {
+            match self.fec_verdict(now, gap) {
+                FecVerdict::Ask => gaps.push(gap),
+                FecVerdict::Forgo => {
+                    self.naks.stats.left_to_fec += 1;
+                    self.reorder.forgo(now, gap);
+                }
+                FecVerdict::Wait => {}
+            }
+        }
+        if let Some(next) = self.reorder.next_expected() {
+            while self
+                .fec_blocks
+                .first_key_value()
+                .is_some_and(|(start, (tag, _))| start + u64::from(tag.n) <= next)
+            {
+                self.fec_blocks.pop_first();
+            }
+        }
         let due = self.naks.due(now, &gaps, rtt);
         if due.is_empty() {
             return;

@@ -112,6 +112,9 @@ pub struct ReorderBuffer {
     lanes: BTreeMap<u16, (u64, Instant)>,
     /// When the last datagram came.
     last_push: Option<Instant>,
+    /// Missing numbers not to wait for (left to FEC): passed over as lost
+    /// when reached.
+    forgone: std::collections::BTreeSet<u64>,
     stats: ReorderStats,
 }
 
@@ -127,6 +130,7 @@ impl ReorderBuffer {
             gap_since: None,
             lanes: BTreeMap::new(),
             last_push: None,
+            forgone: std::collections::BTreeSet::new(),
             stats: ReorderStats::default(),
         }
     }
@@ -150,6 +154,26 @@ impl ReorderBuffer {
     /// Turns holding of certainly lost gaps on or off.
     pub fn set_hold_lost(&mut self, hold_lost: bool) {
         self.config.hold_lost = hold_lost;
+    }
+
+    /// Stops waiting for missing number `seq` (extended): something else
+    /// will stand in for it (FEC rebuilds it downstream). Numbers already
+    /// released, held, or too far ahead are ignored.
+    pub fn forgo(&mut self, now: Instant, seq: u64) {
+        let Some(next) = self.next else {
+            return;
+        };
+        if seq < next || seq >= next.saturating_add(MAX_GAP_SCAN) || self.held.contains_key(&seq) {
+            return;
+        }
+        self.forgone.insert(seq);
+        self.release(now);
+    }
+
+    /// Whether nothing has come for `settle`: a block or a burst has ended.
+    pub fn quiet_for(&self, now: Instant, settle: Duration) -> bool {
+        self.last_push
+            .is_some_and(|at| now.saturating_duration_since(at) >= settle)
     }
 
     /// Changes how long a gap before a late datagram is waited for.
@@ -280,7 +304,9 @@ impl ReorderBuffer {
         let mut seq = next;
         for &held in self.held.range(next..bound).map(|(k, _)| k) {
             while seq < held && gaps.len() < limit {
-                gaps.push(seq);
+                if !self.forgone.contains(&seq) {
+                    gaps.push(seq);
+                }
                 seq += 1;
             }
             if gaps.len() >= limit {
@@ -289,7 +315,9 @@ impl ReorderBuffer {
             seq = held + 1;
         }
         while seq < bound && gaps.len() < limit {
-            gaps.push(seq);
+            if !self.forgone.contains(&seq) {
+                gaps.push(seq);
+            }
             seq += 1;
         }
         gaps
@@ -377,15 +405,25 @@ impl ReorderBuffer {
         let Some(mut next) = self.next else {
             return;
         };
-        while let Some(held) = self.held.remove(&next) {
-            self.stats.max_delay = self
-                .stats
-                .max_delay
-                .max(now.saturating_duration_since(held.arrived));
-            self.stats.released += 1;
-            self.held_bytes -= held.data.len();
-            self.ready.push_back(held.data);
+        loop {
+            if let Some(held) = self.held.remove(&next) {
+                self.stats.max_delay = self
+                    .stats
+                    .max_delay
+                    .max(now.saturating_duration_since(held.arrived));
+                self.stats.released += 1;
+                self.held_bytes -= held.data.len();
+                self.ready.push_back(held.data);
+            } else if self.forgone.remove(&next) {
+                self.stats.skipped += 1;
+            } else {
+                break;
+            }
             next += 1;
+        }
+        // Forgone numbers below what was released are moot.
+        while self.forgone.first().is_some_and(|first| *first < next) {
+            self.forgone.pop_first();
         }
         self.next = Some(next);
         // The gap has been waited for since the oldest held datagram arrived,

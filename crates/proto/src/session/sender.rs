@@ -308,6 +308,7 @@ impl SenderSession {
             playout_ms: meta
                 .playout
                 .map(|t| u32::try_from(t.as_millis()).unwrap_or(u32::MAX)),
+            fec: meta.fec,
         };
         let max = self
             .config

@@ -304,3 +304,44 @@ fn nothing_is_resent_after_its_deadline() {
     // them finds nothing kept.
     assert_eq!(sender.stored_bytes(), 0);
 }
+
+#[test]
+fn headers_round_trip_with_and_without_playout_time_and_fec_tag() {
+    let tag = FecTag {
+        index: 3,
+        k: 10,
+        n: 12,
+    };
+    for (playout_ms, fec) in [
+        (None, None),
+        (Some(40), None),
+        (None, Some(tag)),
+        (Some(7), Some(tag)),
+    ] {
+        let header = SessionHeader {
+            seq: (SEQUENCE_MODULUS - 1) as u32,
+            playout_ms,
+            fec,
+        };
+        let mut bytes = Vec::new();
+        header.emit(&mut bytes);
+        bytes.extend_from_slice(b"payload");
+        assert_eq!(bytes.len(), header.len() + 7);
+        assert_eq!(SessionHeader::parse(&bytes), Some((header, header.len())));
+    }
+    // A tag that describes no block is read as none; a short header is no
+    // header.
+    let mut bytes = Vec::new();
+    SessionHeader {
+        seq: 1,
+        playout_ms: None,
+        fec: Some(FecTag {
+            index: 12,
+            k: 10,
+            n: 12,
+        }),
+    }
+    .emit(&mut bytes);
+    assert_eq!(SessionHeader::parse(&bytes).map(|(h, _)| h.fec), Some(None));
+    assert_eq!(SessionHeader::parse(&bytes[..6]), None);
+}

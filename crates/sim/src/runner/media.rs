@@ -13,7 +13,7 @@ use fairstream_media::stream::{
     evaluate_with_fec, evalvid_files, parity_dump, parity_packets, FecParams, MediaPacket,
     MediaReport, MediaStream, ParityPacket, Reception, SendTimes, StreamError,
 };
-use fairstream_proto::session::DatagramMeta;
+use fairstream_proto::session::{DatagramMeta, FecTag};
 use fairstream_proto::time::Instant;
 
 use crate::scenario::{
@@ -221,8 +221,10 @@ impl MediaApp {
                 let after = usize::try_from(parity.after).unwrap_or(usize::MAX);
                 let frame = self.packets.get(after).map_or(0, |p| p.frame);
                 // Parity repairs what it can; it is not resent itself.
+                let index = usize::from(parity.index);
                 self.last_meta = DatagramMeta {
                     retransmit: false,
+                    fec: self.fec_tag(self.fec.map_or(0, |f| f.k) + index),
                     ..self.meta_of(frame)
                 };
                 return self
@@ -258,7 +260,13 @@ impl MediaApp {
                 }
             }
             self.sent.insert(packet.id, now.as_secs_f64());
-            self.last_meta = self.meta_of(frame);
+            let index = self
+                .fec
+                .map_or(0, |f| (packet.id % f.k.max(1) as u64) as usize);
+            self.last_meta = DatagramMeta {
+                fec: self.fec_tag(index),
+                ..self.meta_of(frame)
+            };
             self.next += 1;
             return Some(&packet.bytes);
         }
@@ -271,6 +279,18 @@ impl MediaApp {
     /// resent.
     pub(super) fn last_meta(&self) -> DatagramMeta {
         self.last_meta
+    }
+
+    /// The FEC tag of the datagram at `index` of its block, on demand
+    /// (where every packet of a block is sent, so that a block's datagrams
+    /// are consecutive in the session; a live sender may drop some).
+    fn fec_tag(&self, index: usize) -> Option<FecTag> {
+        let fec = self.fec.filter(|_| self.mode == SendMode::OnDemand)?;
+        Some(FecTag {
+            index: u8::try_from(index).ok()?,
+            k: u8::try_from(fec.k).ok()?,
+            n: u8::try_from(fec.n).ok()?,
+        })
     }
 
     fn meta_of(&self, frame: usize) -> DatagramMeta {
@@ -293,6 +313,7 @@ impl MediaApp {
                 .is_some_and(|f| f.frame_type == FrameType::I),
             retransmit: true,
             playout: Some(Duration::from_secs_f64(frame as f64 / self.stream.fps())),
+            fec: None,
         }
     }
 

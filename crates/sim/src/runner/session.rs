@@ -9,8 +9,8 @@ use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiCo
 use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_OVERHEAD};
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{
-    ArqConfig, ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_HEADER_BYTES,
-    SESSION_TIMED_HEADER_BYTES,
+    ArqConfig, ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_FEC_TAG_BYTES,
+    SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
 
@@ -90,11 +90,14 @@ impl SessionEnds {
         } else {
             ccid
         };
-        // A media flow's datagrams carry their playout time.
-        let header = if media.is_some() {
-            SESSION_TIMED_HEADER_BYTES
-        } else {
-            SESSION_HEADER_BYTES
+        // A media flow's datagrams carry their playout time, and with FEC
+        // their place in their block.
+        let header = match media {
+            Some(media) if media.fec.is_some() => {
+                SESSION_TIMED_HEADER_BYTES + SESSION_FEC_TAG_BYTES
+            }
+            Some(_) => SESSION_TIMED_HEADER_BYTES,
+            None => SESSION_HEADER_BYTES,
         };
         let mut connection = ConnectionConfig {
             ccid,
@@ -413,10 +416,15 @@ impl SessionEnds {
 fn body(buf: &[u8], ecn: Ecn) -> Body {
     let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
     // The session header's top bit says whether a playout time follows.
-    let session_header = match buf.get(header) {
-        Some(first) if first & 0x80 != 0 => SESSION_TIMED_HEADER_BYTES,
-        _ => SESSION_HEADER_BYTES,
-    };
+    let session_header = buf.get(header).map_or(SESSION_HEADER_BYTES, |first| {
+        SESSION_HEADER_BYTES
+            + if first & 0x80 != 0 { 4 } else { 0 }
+            + if first & 0x40 != 0 {
+                SESSION_FEC_TAG_BYTES
+            } else {
+                0
+            }
+    });
     Body::Dccp {
         bytes: buf.into(),
         payload_len: u32::try_from(buf.len().saturating_sub(header + session_header)).unwrap_or(0),

@@ -135,6 +135,9 @@ pub struct ArqOutcome {
     pub recovered: u64,
     /// Of those, the ones given up before they came.
     pub too_late: u64,
+    /// Lost datagrams not asked for because FEC rebuilds them (their block
+    /// came with at least k datagrams) or because they were parity.
+    pub left_to_fec: u64,
     /// Datagrams the sender resent (after requests and failovers).
     pub retransmitted: u64,
     /// Requests the sender refused: the datagram could no longer arrive
@@ -235,6 +238,7 @@ pub(super) fn flow_summary(
                 requested: received.requested,
                 recovered: received.recovered,
                 too_late: received.too_late,
+                left_to_fec: received.left_to_fec,
                 retransmitted: sent.retransmitted,
                 refused_late: sent.too_late,
                 dead_connections: sent.dead_connections,
