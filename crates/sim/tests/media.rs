@@ -31,13 +31,10 @@ fn report(summary: &Summary) -> &fairstream_media::stream::MediaReport {
 
 #[test]
 fn video_over_a_gilbert_elliott_link_reports_losses_by_type_and_psnr() {
-    // Without retransmission, so that the channel's losses reach the
-    // stream (with it, on by default, they may all be repaired).
+    // The scenario runs without retransmission, so that the channel's
+    // losses reach the stream (with it, on by default, they may all be
+    // repaired).
     let text = std::fs::read_to_string(video_file("tfrc-gilbert-elliott.toml")).unwrap();
-    let text = text.replace(
-        r#"mode = "on-demand","#,
-        r#"mode = "on-demand", arq = "off","#,
-    );
     assert!(text.contains(r#"arq = "off""#));
     let scenario = Scenario::from_str(&text, "tfrc-gilbert-elliott.toml").unwrap();
     let (summary, simulation) = run(&scenario);
