@@ -14,10 +14,11 @@ use crate::stream_cmd::{parse_positive_duration, parse_url, StatsArgs};
 #[derive(Debug, Args)]
 pub(crate) struct RelayArgs {
     /// Where the upstream sender connects: dccp://:PORT (or
-    /// dccp://ADDRESS:PORT), options cc, max_packet and peer_timeout (as
-    /// for recv: the upstream sender counts as gone, and the buffer is
+    /// dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout and arq
+    /// (as for recv: the upstream sender counts as gone, and the buffer is
     /// drained downstream, when silent this long once its data began;
-    /// auto, the default, is 8 smoothed RTTs, at least 4 s)
+    /// auto, the default, is 8 smoothed RTTs, at least 4 s; arq, on by
+    /// default, asks the sender again for what was lost)
     listen: String,
     /// Where the stream goes on, with the downstream transport: any
     /// sender URL, e.g. dccp://HOST:PORT?cc=tfrc&conns=4 (peer_timeout as

@@ -66,12 +66,14 @@ pub(crate) struct SendArgs {
 /// `fairstream recv`.
 #[derive(Debug, Args)]
 pub(crate) struct RecvArgs {
-    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet and peer_timeout=auto|DURATION
+    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout=auto|DURATION and arq=on|off
     ///
     /// peer_timeout: once the sender's data began, the stream fails when
     /// the sender sends nothing for this long; auto (the default) is 8
     /// smoothed RTTs, at least 4 s. The receiver waits for a sender to
-    /// connect as long as it runs.
+    /// connect as long as it runs. arq (on by default): ask the sender
+    /// again for what was lost, and wait for a gap until what follows it
+    /// is due (the player model's --prebuffer after the first packet).
     url: String,
     /// An H.264 file to write, `-` for standard output, or rtp://IP:PORT to
     /// re-send the RTP packets over plain UDP (with an SDP file, --sdp)
