@@ -229,6 +229,15 @@ pub enum EmulatorError {
         #[source]
         source: LinkError,
     },
+    /// The upstream address is the emulator's own: every datagram would
+    /// come back to it and be forwarded again, forever (issue 13).
+    #[error("--to {upstream} is the emulator's own listening address {listen}: it would forward to itself")]
+    Loop {
+        /// The upstream address asked for.
+        upstream: SocketAddr,
+        /// The address the emulator listens on.
+        listen: SocketAddr,
+    },
     /// A socket or thread operation failed.
     #[error("emulator: {0}")]
     Io(#[from] io::Error),
@@ -252,6 +261,16 @@ impl Emulator {
             source,
         })?;
         let local_addr = listen.local_addr()?;
+        let upstream = config.upstream;
+        let same_host = upstream.ip() == local_addr.ip()
+            || (local_addr.ip().is_unspecified()
+                && (upstream.ip().is_loopback() || upstream.ip().is_unspecified()));
+        if upstream.port() == local_addr.port() && same_host {
+            return Err(EmulatorError::Loop {
+                upstream,
+                listen: local_addr,
+            });
+        }
         let clock = Clock::start();
         let now: Instant = clock.now();
         let direction = |name: &'static str, direction: &DirectionConfig| {

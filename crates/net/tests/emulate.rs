@@ -470,3 +470,20 @@ fn nothing_listening_upstream_is_not_an_error() {
         "{stats:?}"
     );
 }
+
+/// Issue 13: `--to` equal to `--listen` forwarded one datagram forever.
+#[test]
+fn an_emulator_that_would_forward_to_itself_is_refused() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let error = fairstream_net::emulate::Emulator::bind(
+        fairstream_net::emulate::EmulatorConfig::new(address, address),
+    )
+    .err()
+    .expect("refused");
+    assert!(error.to_string().contains("forward to itself"), "{error}");
+}

@@ -23,6 +23,7 @@
 //! - [`plot`]: PNG charts of time series (no system fonts needed).
 
 pub mod engine;
+pub mod limits;
 pub mod link;
 pub mod loss;
 pub mod network;

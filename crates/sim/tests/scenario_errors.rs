@@ -562,3 +562,24 @@ fn missing_run_table_is_named() {
     assert_refused("", 1, &["missing field `run`"]);
     assert_refused("[[node]]\nname = \"a\"\n", 1, &["missing field `run`"]);
 }
+
+/// Absurd values are refused at parse time with the maximum (issue 13: a
+/// link rate of `1e30bit` ran forever and grew memory without bound).
+#[test]
+fn values_beyond_the_documented_maxima_are_refused() {
+    assert_refused(
+        &replaced("rate = \"5mbit\"", "rate = \"1e30bit\""),
+        12,
+        &["link[0]", "rate", "100 Gbit/s"],
+    );
+    assert_refused(
+        &replaced("duration = \"60s\"", "duration = \"25h\""),
+        2,
+        &["run.duration", "one day"],
+    );
+    assert_refused(
+        &replaced("packets = 50", "packets = 1000000000000"),
+        14,
+        &["packets", "maximum"],
+    );
+}

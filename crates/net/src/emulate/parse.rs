@@ -55,26 +55,28 @@ pub fn parse_rate(text: &str) -> Result<Rate, OptionError> {
     let rate: Rate = text
         .parse()
         .map_err(|e| unit_error(text, &e, "2mbit or 250kbit"))?;
-    if rate.bits_per_sec() > 0.0 {
-        Ok(rate)
-    } else {
-        Err(error(text, "the rate must be greater than zero"))
+    if rate.bits_per_sec() <= 0.0 {
+        return Err(error(text, "the rate must be greater than zero"));
     }
+    fairstream_sim::limits::check_rate(rate.bits_per_sec()).map_err(|e| error(text, e))?;
+    Ok(rate)
 }
 
 /// A one-way propagation delay such as `40ms`, `0.1s` or `0ms`.
 pub fn parse_delay(text: &str) -> Result<Duration, OptionError> {
-    parse_duration(text).map_err(|e| unit_error(text, &e, "40ms"))
+    let delay = parse_duration(text).map_err(|e| unit_error(text, &e, "40ms"))?;
+    fairstream_sim::limits::check_duration(delay).map_err(|e| error(text, e))?;
+    Ok(delay)
 }
 
 /// A positive duration such as `1s` (stats intervals, run lengths).
 pub fn parse_positive_duration(text: &str) -> Result<Duration, OptionError> {
     let duration = parse_duration(text).map_err(|e| unit_error(text, &e, "1s"))?;
     if duration.is_zero() {
-        Err(error(text, "the duration must be greater than zero"))
-    } else {
-        Ok(duration)
+        return Err(error(text, "the duration must be greater than zero"));
     }
+    fairstream_sim::limits::check_duration(duration).map_err(|e| error(text, e))?;
+    Ok(duration)
 }
 
 /// A probability written as a fraction (`0.02`) or a percentage (`2%`).
@@ -187,6 +189,7 @@ pub fn parse_queue(text: &str) -> Result<QueueConfig, OptionError> {
         if packets == 0 {
             return Err(error(text, "the queue must hold at least 1 packet"));
         }
+        fairstream_sim::limits::check_queue_packets(packets as u64).map_err(|e| error(text, e))?;
         return Ok(QueueConfig::DropTail {
             limit: Limit::Packets(packets),
         });
@@ -202,6 +205,7 @@ pub fn parse_queue(text: &str) -> Result<QueueConfig, OptionError> {
     if bytes.get() == 0 {
         return Err(error(text, "the queue must hold at least 1 byte"));
     }
+    fairstream_sim::limits::check_queue_bytes(bytes.get()).map_err(|e| error(text, e))?;
     Ok(QueueConfig::DropTail {
         limit: Limit::Bytes(bytes.get()),
     })
@@ -378,5 +382,27 @@ mod tests {
             parse_positive_duration("1.5s").unwrap(),
             Duration::from_millis(1500)
         );
+    }
+
+    #[test]
+    fn values_beyond_the_maxima_are_refused() {
+        assert!(parse_rate("1e30bit")
+            .unwrap_err()
+            .to_string()
+            .contains("100 Gbit/s"));
+        assert!(parse_rate("100gbit").is_ok());
+        assert!(parse_queue("1000000000000")
+            .unwrap_err()
+            .to_string()
+            .contains("maximum"));
+        assert!(parse_queue("2GB")
+            .unwrap_err()
+            .to_string()
+            .contains("1 GiB"));
+        assert!(parse_queue("64kB").is_ok());
+        assert!(parse_delay("25h")
+            .unwrap_err()
+            .to_string()
+            .contains("one day"));
     }
 }

@@ -24,6 +24,7 @@ pub(crate) fn rate_at(
     if rate.bits_per_sec() <= 0.0 {
         return Err(source.invalid(span, key, "rate must be greater than zero"));
     }
+    crate::limits::check_rate(rate.bits_per_sec()).map_err(|e| source.invalid(span, key, e))?;
     Ok(rate)
 }
 
@@ -38,8 +39,9 @@ pub(crate) fn duration_at(
     let duration =
         parse_duration(text).map_err(|e| source.invalid(span.clone(), key, format!("{e}")))?;
     if !zero_ok && duration.is_zero() {
-        return Err(source.invalid(span, key, "duration must be greater than zero"));
+        return Err(source.invalid(span.clone(), key, "duration must be greater than zero"));
     }
+    crate::limits::check_duration(duration).map_err(|e| source.invalid(span, key, e))?;
     Ok(duration)
 }
 

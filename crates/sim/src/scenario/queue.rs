@@ -30,6 +30,8 @@ pub(super) fn queue_from_raw(mut fields: Fields<'_>) -> Result<QueueConfig, Scen
                 }
                 (Some(value), None) => match value.get_ref() {
                     toml::Value::Integer(n) if *n > 0 => {
+                        crate::limits::check_queue_packets(n.unsigned_abs())
+                            .map_err(|e| fields.error("packets", e))?;
                         QueueConfig::DropTailPackets(n.unsigned_abs())
                     }
                     _ => {
@@ -39,7 +41,11 @@ pub(super) fn queue_from_raw(mut fields: Fields<'_>) -> Result<QueueConfig, Scen
                         ))
                     }
                 },
-                (None, Some(bytes)) if bytes.0 > 0 => QueueConfig::DropTailBytes(bytes),
+                (None, Some(bytes)) if bytes.0 > 0 => {
+                    crate::limits::check_queue_bytes(bytes.0)
+                        .map_err(|e| fields.error("bytes", e))?;
+                    QueueConfig::DropTailBytes(bytes)
+                }
                 (None, Some(_)) => {
                     return Err(fields.error("bytes", "queue size must be greater than zero"))
                 }
