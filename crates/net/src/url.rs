@@ -349,6 +349,8 @@ impl DccpUrl {
                 if rate.bytes_per_sec() <= 0.0 {
                     return Err(bad(key, value, "expected a rate above zero, e.g. 64kbit"));
                 }
+                fairstream_sim::limits::check_rate(rate.bits_per_sec())
+                    .map_err(|e| bad(key, value, e))?;
                 t.rate = Some(rate);
             }
             "conns" => {

@@ -183,3 +183,12 @@ fn peer_timeouts_on_both_kinds_of_url() {
         assert!(error.contains(expected), "{text}: {error}");
     }
 }
+
+#[test]
+fn a_fixed_rate_beyond_the_maximum_is_refused() {
+    let error = "dccp://h:1?cc=fixed&rate=1e30bit"
+        .parse::<DccpUrl>()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("100 Gbit/s"), "{error}");
+}
