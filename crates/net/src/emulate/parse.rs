@@ -48,6 +48,9 @@ fn unit_error(text: &str, error_value: &UnitError, example: &str) -> OptionError
     }
 }
 
+/// The largest UDP payload the emulator forwards, bytes.
+const MAX_DATAGRAM_BYTES: u64 = 65_507;
+
 /// A link rate such as `2mbit`, `250kbit` or `125kB/s` (SI prefixes, as `tc`
 /// writes them; [`Rate`]'s parser). Zero is refused: a link that never
 /// sends is not a link.
@@ -189,7 +192,18 @@ pub fn parse_queue(text: &str) -> Result<QueueConfig, OptionError> {
         if packets == 0 {
             return Err(error(text, "the queue must hold at least 1 packet"));
         }
-        fairstream_sim::limits::check_queue_packets(packets as u64).map_err(|e| error(text, e))?;
+        // The emulator holds real datagrams of up to 64 KiB: a count is
+        // bounded so that a full queue stays within the byte maximum.
+        let most = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+        if packets as u64 > most {
+            return Err(error(
+                text,
+                format!(
+                    "the queue holds at most {most} packets (1 GiB of the largest datagrams); \
+                     give a size such as 64MB for more"
+                ),
+            ));
+        }
         return Ok(QueueConfig::DropTail {
             limit: Limit::Packets(packets),
         });
@@ -394,7 +408,9 @@ mod tests {
         assert!(parse_queue("1000000000000")
             .unwrap_err()
             .to_string()
-            .contains("maximum"));
+            .contains("at most 16391 packets"));
+        assert!(parse_queue("16391").is_ok());
+        assert!(parse_queue("16392").is_err());
         assert!(parse_queue("2GB")
             .unwrap_err()
             .to_string()
