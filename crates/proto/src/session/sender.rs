@@ -461,18 +461,10 @@ impl SenderSession {
     /// One RTT sample for the controller: the mean smoothed RTT of the
     /// connections that have one (paper 001 §3's per-RTT report).
     fn sample_rtt(&mut self, now: Instant) {
-        let rtts: Vec<Duration> = self
-            .conns
-            .iter()
-            .filter(|c| !c.closing)
-            .filter_map(|c| self.endpoint.connection(c.id))
-            .filter_map(|c| c.stats().rtt)
-            .collect();
-        if rtts.is_empty() {
+        let Some(mean) = self.mean_rtt() else {
             self.next_sample = Some(now + Duration::from_millis(100));
             return;
-        }
-        let mean = rtts.iter().sum::<Duration>() / rtts.len() as u32;
+        };
         // The session's receive rate: the sum of the rates its connections'
         // receivers last reported (X_recv, RFC 5348 §6.2).
         let receive_rate: f64 = self

@@ -19,19 +19,20 @@ const TAIL_IDLE: Duration = Duration::from_secs(1);
 const RTT_BEFORE_SAMPLES: Duration = Duration::from_millis(100);
 
 impl SenderSession {
-    /// The mean smoothed RTT of the open connections.
-    pub(super) fn session_rtt(&self) -> Duration {
+    /// The mean smoothed RTT of the open connections, once one has it.
+    pub(super) fn mean_rtt(&self) -> Option<Duration> {
         let rtts: Vec<Duration> = self
             .conns
             .iter()
             .filter(|c| !c.closing)
             .filter_map(|c| self.endpoint.connection(c.id)?.stats().rtt)
             .collect();
-        if rtts.is_empty() {
-            RTT_BEFORE_SAMPLES
-        } else {
-            rtts.iter().sum::<Duration>() / rtts.len() as u32
-        }
+        (!rtts.is_empty()).then(|| rtts.iter().sum::<Duration>() / rtts.len() as u32)
+    }
+
+    /// [`mean_rtt`](Self::mean_rtt), or an assumed 100 ms before any.
+    pub(super) fn session_rtt(&self) -> Duration {
+        self.mean_rtt().unwrap_or(RTT_BEFORE_SAMPLES)
     }
 
     /// Reads what the receiver sent back on the connections: RTCP (RFC
