@@ -323,7 +323,13 @@ impl Encoder {
             .max_frame_rate(FrameRate::from_hz(settings.fps))
             .rate_control_mode(RateControlMode::Bitrate)
             .skip_frames(false)
-            .intra_frame_period(IntraFramePeriod::from_num_frames(settings.gop));
+            .intra_frame_period(IntraFramePeriod::from_num_frames(settings.gop))
+            // One encoder thread: OpenH264's default (0) uses one thread per
+            // core, and with size-limited slices the bitstream then depends
+            // on the machine's core count (a 4-core CI machine encoded the
+            // same frames into other slices than a 2-core one). The same
+            // settings must give the same stream everywhere.
+            .num_threads(1);
         if let Some(max) = settings.slice_max_bytes {
             config = config.max_slice_len(max);
         }
