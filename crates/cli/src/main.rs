@@ -78,8 +78,9 @@ enum Command {
     /// allows. Statistics on stderr; a JSON summary on stdout at the end.
     /// Exits 0 after a clean close (end of the source, --duration, Ctrl-C or
     /// SIGTERM, or the receiver closing); non-zero when the receiver is busy,
-    /// went away, fell silent for the URL's peer_timeout (auto: 8 RTTs, at
-    /// least 4 s) or did not answer the Close.
+    /// fell silent for the URL's peer_timeout (auto: 8 RTTs, at least 4 s;
+    /// after an ICMP port unreachable 4 RTTs, at least 1 s: ICMP alone
+    /// never ends a stream) or did not answer the Close.
     Send(stream_cmd::SendArgs),
     /// Receive a `fairstream send` stream and write it out
     ///

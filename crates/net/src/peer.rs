@@ -33,6 +33,14 @@ pub const PEER_TIMEOUT_RTTS: u32 = 8;
 /// The automatic timeout is never shorter than this: a burst of wireless
 /// loss, a scheduling hiccup or a congested queue must not end a stream.
 pub const MIN_AUTO_PEER_TIMEOUT: Duration = Duration::from_secs(4);
+/// After an ICMP error says the peer's port is closed, the timeout is at
+/// most this many smoothed RTTs: half the automatic one, so that a peer
+/// that really went away is noticed sooner, while one that is still
+/// there (the ICMP message was forged, or came from a stale path) answers
+/// well within it (TFRC feedback comes once per RTT, RFC 5348 §6.2).
+pub const HINTED_PEER_TIMEOUT_RTTS: u32 = PEER_TIMEOUT_RTTS / 2;
+/// The shortened timeout is never below this, whatever the RTT.
+pub const MIN_HINTED_PEER_TIMEOUT: Duration = Duration::from_secs(1);
 /// The shortest timeout a URL may set (`peer_timeout=`).
 pub const MIN_PEER_TIMEOUT: Duration = Duration::from_millis(100);
 /// The longest timeout a URL may set (`peer_timeout=`): one hour.
@@ -60,6 +68,19 @@ impl PeerTimeout {
                 .max(MIN_AUTO_PEER_TIMEOUT),
             PeerTimeout::Fixed(timeout) => timeout,
         }
+    }
+
+    /// The timeout once an ICMP error hinted that the peer is gone (RFC
+    /// 1122 §4.2.3.9 and RFC 5927 §4: a port unreachable is a soft error
+    /// for an open connection): [`HINTED_PEER_TIMEOUT_RTTS`] RTTs, at least
+    /// [`MIN_HINTED_PEER_TIMEOUT`], and never longer than the usual one.
+    pub fn hinted(self, rtt: Option<Duration>) -> Duration {
+        let short = rtt
+            .map_or(MIN_HINTED_PEER_TIMEOUT, |r| {
+                r.saturating_mul(HINTED_PEER_TIMEOUT_RTTS)
+            })
+            .max(MIN_HINTED_PEER_TIMEOUT);
+        short.min(self.for_rtt(rtt))
     }
 }
 
@@ -183,6 +204,23 @@ mod tests {
             fixed.for_rtt(Some(Duration::from_secs(1))),
             Duration::from_millis(1500)
         );
+    }
+
+    #[test]
+    fn an_icmp_hint_halves_the_timeout_but_never_below_a_second() {
+        let auto = PeerTimeout::Auto;
+        assert_eq!(auto.hinted(None), Duration::from_secs(1));
+        assert_eq!(
+            auto.hinted(Some(Duration::from_millis(100))),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            auto.hinted(Some(Duration::from_secs(1))),
+            Duration::from_secs(4)
+        );
+        // A fixed timeout shorter than the hinted one stays as it is.
+        let short = PeerTimeout::Fixed(Duration::from_millis(300));
+        assert_eq!(short.hinted(None), Duration::from_millis(300));
     }
 
     #[test]

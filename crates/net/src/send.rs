@@ -154,6 +154,10 @@ struct Run {
     receiver_closed: bool,
     /// ICMP port unreachable while closing: the receiver finished first.
     refused_while_closing: bool,
+    /// An ICMP error said the receiver's port is closed, and nothing was
+    /// heard from it since: the peer timeout is shortened
+    /// ([`crate::peer::PeerTimeout::hinted`]).
+    refused_hint: bool,
     stats_failures: StatsFailures,
     buf: Vec<u8>,
 }
@@ -243,6 +247,7 @@ impl Run {
             busy: false,
             receiver_closed: false,
             refused_while_closing: false,
+            refused_hint: false,
             stats_failures: StatsFailures::default(),
             buf: Vec::with_capacity(2048),
         })
@@ -289,13 +294,21 @@ impl Run {
                 self.session.handle_timeout(now);
             }
             if closing.is_none() && self.media_start.is_some() {
-                let timeout = self
-                    .sender
-                    .config
-                    .peer_timeout
-                    .for_rtt(largest_rtt(self.session.endpoint()));
+                let rtt = largest_rtt(self.session.endpoint());
+                let peer_timeout = self.sender.config.peer_timeout;
+                let timeout = if self.refused_hint {
+                    peer_timeout.hinted(rtt)
+                } else {
+                    peer_timeout.for_rtt(rtt)
+                };
                 if let Some(silent) = self.watch.expired(now, timeout) {
                     // Nobody to close with: the receiver is gone.
+                    if self.refused_hint {
+                        return Err(SendError::PeerGone {
+                            target: self.sender.target,
+                            silent,
+                        });
+                    }
                     return Err(SendError::PeerSilent {
                         target: self.sender.target,
                         silent,
@@ -347,6 +360,7 @@ impl Run {
                         self.session
                             .handle_datagram_ecn(self.clock.now(), &bytes, ecn);
                         self.watch.heard();
+                        self.refused_hint = false;
                         self.take_signal(signal);
                     }
                     Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
@@ -434,10 +448,17 @@ impl Run {
             return Ok(());
         }
         if self.media_start.is_none() {
-            Err(SendError::NoListener(self.sender.target))
-        } else {
-            Err(SendError::PeerGone(self.sender.target))
+            // Before any connection opened, a closed port ends the attempt
+            // at once: that is what a user who mistyped the port wants.
+            return Err(SendError::NoListener(self.sender.target));
         }
+        // Once the stream runs, ICMP is a hint, never a verdict: an
+        // off-path attacker can forge a port unreachable for any port
+        // (issue 13). It shortens the peer timeout until the receiver is
+        // heard again; only silence ends the stream.
+        self.report.icmp_refused += 1;
+        self.refused_hint = true;
+        Ok(())
     }
 
     /// When the next live frame is due. A frame whose time has come but

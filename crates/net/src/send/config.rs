@@ -140,9 +140,18 @@ pub enum SendError {
         /// The timeout.
         after: Duration,
     },
-    /// The receiver disappeared while streaming.
-    #[error("the receiver at {0} went away (connection refused)")]
-    PeerGone(SocketAddr),
+    /// The receiver disappeared while streaming: an ICMP error said so,
+    /// and no answer came for the shortened peer timeout after it.
+    #[error(
+        "the receiver at {target} went away: connection refused, and no answer for {:.1} s after",
+        .silent.as_secs_f64()
+    )]
+    PeerGone {
+        /// The receiver.
+        target: SocketAddr,
+        /// How long it had been silent.
+        silent: Duration,
+    },
     /// The receiver answered nothing for the peer timeout: it, or the path
     /// to it, is gone (no ICMP error said so).
     #[error(
@@ -220,6 +229,10 @@ pub struct SendReport {
     pub connections_lost: u64,
     /// Every connection closed with the Close handshake in time.
     pub closed_cleanly: bool,
+    /// ICMP errors (port unreachable) reported by the socket once the
+    /// stream had begun. Each is a hint that shortens the peer timeout,
+    /// never a verdict: anyone can forge one.
+    pub icmp_refused: u64,
     /// (nanoseconds since the sender started, bytes) of the first
     /// [`SendConfig::record_departures`] datagrams the socket took, data
     /// and control alike, each stamped when its send call returned. Not

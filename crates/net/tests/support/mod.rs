@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub(crate) mod blackhole;
+pub(crate) mod blink;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
