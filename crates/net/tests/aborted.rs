@@ -39,6 +39,7 @@ fn a_sender_that_resets_its_connection_aborts_the_stream() {
         connection: ConnectionConfig::default(),
         listen: false,
         max_connections: 1,
+        cookies: None,
     });
     let id = endpoint.connect(clock.now(), 40_000, port, 7).unwrap();
     let mut buf = Vec::new();

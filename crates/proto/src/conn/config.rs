@@ -262,6 +262,11 @@ pub struct ConnectionConfig {
     /// driver that cannot read the ECN bits of received datagrams; then
     /// neither endpoint sends ECN-Capable packets.
     pub ecn: bool,
+    /// A client pads its Requests with Padding options (RFC 4340 §5.8.1)
+    /// to at least this many bytes, so that a server using Init Cookies
+    /// (which answers nothing larger than what it got, RFC 4340 §8.1.4's
+    /// reason for cookies) can answer. Default 0: no padding.
+    pub request_min_len: usize,
 }
 
 impl Default for ConnectionConfig {
@@ -288,6 +293,7 @@ impl Default for ConnectionConfig {
             fixed_rate: FixedRateConfig::default(),
             ccid2_ack_delay: Duration::from_millis(20),
             ecn: true,
+            request_min_len: 0,
         }
     }
 }

@@ -117,6 +117,9 @@ pub struct Connection {
     pub(crate) due: Due,
     /// The server's Response options, repeated on every Response.
     pub(crate) response_options: Vec<DccpOption>,
+    /// A client's Init Cookies from the Response (RFC 4340 §8.1.4), echoed
+    /// on every Ack in PARTOPEN.
+    pub(crate) init_cookies: Vec<Vec<u8>>,
     pub(crate) send_queue: VecDeque<Vec<u8>>,
     pub(crate) recv_queue: VecDeque<Vec<u8>>,
     pub(crate) recv_dropped_unreported: u64,
@@ -167,6 +170,7 @@ impl Connection {
             control: VecDeque::new(),
             due: Due::default(),
             response_options: Vec::new(),
+            init_cookies: Vec::new(),
             send_queue: VecDeque::new(),
             recv_queue: VecDeque::new(),
             recv_dropped_unreported: 0,

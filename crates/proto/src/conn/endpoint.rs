@@ -5,12 +5,13 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::config::ConnectionConfig;
 use super::connection::Connection;
+use super::cookie::{Cookie, CookieConfig};
 use super::event::{Event, Transmit};
 use super::input::no_connection_numbers;
 use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::wire::dccp::{peek_ports, DccpRepr, PacketKind, PacketType, ResetCode};
-use crate::wire::options::Options;
+use crate::wire::options::{DccpOption, Options};
 
 /// The most Resets an endpoint queues for packets without a connection;
 /// more are dropped (and counted), so a flood cannot grow memory.
@@ -36,6 +37,14 @@ pub struct EndpointConfig {
     /// The most connections held (TIMEWAIT included); a Request beyond it
     /// gets Reset(Too Busy). Default 64.
     pub max_connections: usize,
+    /// Stateless handshakes (RFC 4340 §8.1.4 Init Cookies): a listening
+    /// endpoint answers a Request with a Response carrying a cookie and
+    /// keeps nothing; the connection is made when the client's Ack echoes
+    /// a cookie that is good for its address. A Response is sent only if
+    /// it is no larger than the Request (no amplification), so clients
+    /// pad their Requests ([`ConnectionConfig::request_min_len`]).
+    /// `None` (the default): a Request opens a connection at once.
+    pub cookies: Option<CookieConfig>,
 }
 
 impl Default for EndpointConfig {
@@ -44,6 +53,7 @@ impl Default for EndpointConfig {
             connection: ConnectionConfig::default(),
             listen: false,
             max_connections: 64,
+            cookies: None,
         }
     }
 }
@@ -76,6 +86,17 @@ pub struct EndpointStats {
     pub resets_sent: u64,
     /// Resets not sent because the queue was full.
     pub resets_dropped: u64,
+    /// Responses with an Init Cookie sent, keeping no state.
+    pub cookies_sent: u64,
+    /// Connections made from an echoed cookie (also in `accepted`).
+    pub cookies_accepted: u64,
+    /// Echoed cookies refused: forged, altered, expired, or from another
+    /// address.
+    pub bad_cookies: u64,
+    /// Packets left unanswered because the answer would have been larger
+    /// than the packet, to an address not known to receive (RFC 4340
+    /// §8.1.4's reason for cookies: no amplification).
+    pub unanswered_small: u64,
 }
 
 /// Connections demultiplexed by DCCP ports ([`peek_ports`]), as several DCCP
@@ -201,6 +222,21 @@ impl Endpoint {
         ecn: Ecn,
         iss: u64,
     ) -> Option<ConnectionId> {
+        self.handle_datagram_from(now, bytes, ecn, iss, &[])
+    }
+
+    /// [`handle_datagram_ecn`](Self::handle_datagram_ecn) for a datagram
+    /// from the network address `source` (its bytes, in any encoding the
+    /// driver keeps to): with [`EndpointConfig::cookies`], a cookie is good
+    /// only when echoed from the address it was sent to.
+    pub fn handle_datagram_from(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        ecn: Ecn,
+        iss: u64,
+        source: &[u8],
+    ) -> Option<ConnectionId> {
         self.remove_drained();
         let Some((src, dst)) = peek_ports(bytes) else {
             self.stats.malformed_dropped += 1;
@@ -234,6 +270,10 @@ impl Endpoint {
                 self.queue_reset(&packet, ResetCode::TooBusy, [0; 3]);
                 return None;
             }
+            if let Some(cookies) = self.config.cookies.clone() {
+                self.answer_statelessly(now, &packet, bytes.len(), iss, &cookies, source);
+                return None;
+            }
             // Step 3: "If P.type == Request ... Generate a new socket".
             match Connection::accept(self.config.connection.clone(), now, bytes, iss) {
                 Ok(conn) => {
@@ -250,12 +290,164 @@ impl Endpoint {
                 }
             }
         }
+        if let Some(cookies) = self.config.cookies.clone() {
+            if let Some(cookie) = init_cookie(&packet) {
+                return self.accept_cookie(now, bytes, ecn, &packet, cookie, &cookies, source);
+            }
+        }
         // Steps 2 and 3: "Generate Reset(No Connection) unless P.type ==
         // Reset; Drop packet and return".
         if packet_type != PacketType::Reset {
-            self.queue_reset(&packet, ResetCode::NoConnection, [0; 3]);
+            self.queue_reset_within(&packet, ResetCode::NoConnection, bytes.len());
         }
         None
+    }
+
+    /// Answers a Request with a Response that carries the state as an Init
+    /// Cookie, and keeps nothing (RFC 4340 §8.1.4).
+    fn answer_statelessly(
+        &mut self,
+        now: Instant,
+        request: &DccpRepr<'_>,
+        request_len: usize,
+        iss: u64,
+        cookies: &CookieConfig,
+        source: &[u8],
+    ) {
+        // The Request as the connection needs it: padding and data dropped
+        // (trailing Padding is not kept by the parser).
+        let bare = DccpRepr {
+            payload: &[],
+            ..request.clone()
+        };
+        let context = self.config.connection.checksum.send_context();
+        let Ok(bare) = bare.emit_to_vec(&context) else {
+            return;
+        };
+        let mut conn = match Connection::accept(self.config.connection.clone(), now, &bare, iss) {
+            Ok(conn) => conn,
+            Err(error) => {
+                self.stats.refused += 1;
+                if let Some((code, data)) = error.reset() {
+                    if let Some(reset) = self.reset_for(request, code, data) {
+                        self.push_answer(reset, request_len);
+                    }
+                }
+                return;
+            }
+        };
+        let mut buf = Vec::new();
+        let Some(transmit) = conn.poll_transmit(now, &mut buf) else {
+            return;
+        };
+        let cookie = Cookie {
+            sent_at: now,
+            iss,
+            request: bare,
+        };
+        let receive = self.config.connection.checksum.receive_context();
+        let Some(response) = cookie.seal(cookies, source).and_then(|sealed| {
+            let mut repr = DccpRepr::parse_bytes(&buf, &receive).ok()?;
+            repr.options.push(DccpOption::InitCookie(sealed)).ok()?;
+            repr.emit_to_vec(&context).ok()
+        }) else {
+            // A Request too long to fit in a cookie: refused as a server
+            // that cannot take it would.
+            self.stats.refused += 1;
+            if let Some(reset) = self.reset_for(request, ResetCode::TooBusy, [0; 3]) {
+                self.push_answer(reset, request_len);
+            }
+            return;
+        };
+        let transmit = Transmit {
+            len: response.len(),
+            ..transmit
+        };
+        if self.push_answer((response, transmit), request_len) {
+            self.stats.cookies_sent += 1;
+        }
+    }
+
+    /// Makes the connection an echoed cookie describes, if the cookie is
+    /// good for `source`, and hands it the packet that echoed it.
+    #[allow(clippy::too_many_arguments)]
+    fn accept_cookie(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        ecn: Ecn,
+        packet: &DccpRepr<'_>,
+        cookie: &[u8],
+        cookies: &CookieConfig,
+        source: &[u8],
+    ) -> Option<ConnectionId> {
+        let opened = Cookie::open(cookies, source, cookie, now)
+            .ok()
+            // The cookie's Request must be for these ports.
+            .filter(|c| peek_ports(&c.request) == Some((packet.src_port, packet.dst_port)));
+        let Some(cookie) = opened else {
+            // RFC 4340 §8.1.4: "respond to a tampered Init Cookie option by
+            // resetting the connection with Reset Code 10, "Bad Init
+            // Cookie"".
+            self.stats.bad_cookies += 1;
+            self.queue_reset_within(packet, ResetCode::BadInitCookie, bytes.len());
+            return None;
+        };
+        if self.connections.len() >= self.config.max_connections {
+            self.stats.refused += 1;
+            self.queue_reset_within(packet, ResetCode::TooBusy, bytes.len());
+            return None;
+        }
+        // The same Request at the same time with the same ISS gives the
+        // same connection, which sends the same Response (discarded: the
+        // client has it).
+        let mut conn = Connection::accept(
+            self.config.connection.clone(),
+            cookie.sent_at,
+            &cookie.request,
+            cookie.iss,
+        )
+        .ok()?;
+        let mut buf = Vec::new();
+        conn.poll_transmit(cookie.sent_at, &mut buf)?;
+        conn.handle_datagram_ecn(now, bytes, ecn);
+        let id = ConnectionId {
+            local_port: packet.dst_port,
+            remote_port: packet.src_port,
+        };
+        self.stats.accepted += 1;
+        self.stats.cookies_accepted += 1;
+        self.connections.insert(id, conn);
+        Some(id)
+    }
+
+    /// Queues an answer to a packet of `incoming_len` bytes from an
+    /// address not known to receive, if it is no larger; whether it was
+    /// queued.
+    fn push_answer(&mut self, answer: (Vec<u8>, Transmit), incoming_len: usize) -> bool {
+        if answer.0.len() > incoming_len {
+            self.stats.unanswered_small += 1;
+            return false;
+        }
+        if self.resets.len() >= MAX_PENDING_RESETS {
+            self.stats.resets_dropped += 1;
+            return false;
+        }
+        self.resets.push_back(answer);
+        true
+    }
+
+    /// Queues the Reset with `code` for `packet` when cookies are on and
+    /// the Reset is no larger than the `incoming_len` bytes that came;
+    /// without cookies, as [`queue_reset`](Self::queue_reset).
+    fn queue_reset_within(&mut self, packet: &DccpRepr<'_>, code: ResetCode, incoming_len: usize) {
+        if self.config.cookies.is_none() {
+            self.queue_reset(packet, code, [0; 3]);
+            return;
+        }
+        if let Some(reset) = self.reset_for(packet, code, [0; 3]) {
+            self.push_answer(reset, incoming_len);
+        }
     }
 
     /// The Reset with `code` that refuses the Request `bytes` outside any
@@ -316,6 +508,12 @@ impl Endpoint {
             ecn: Ecn::NotEct,
         };
         Some((bytes, transmit))
+    }
+
+    /// Turns stateless handshakes on (`Some`) or off for Requests from now
+    /// on ([`EndpointConfig::cookies`]).
+    pub fn set_cookies(&mut self, cookies: Option<CookieConfig>) {
+        self.config.cookies = cookies;
     }
 
     /// Acts on every connection's due timers.
@@ -392,4 +590,20 @@ impl Endpoint {
         self.connections
             .retain(|_, conn| !(conn.is_drained() && conn.events.is_empty()));
     }
+}
+
+/// The first Init Cookie on a packet that may echo one (RFC 4340 §5.8:
+/// Init Cookie is valid on Response, Ack and DataAck; a client echoes it
+/// on its Ack or DataAck).
+fn init_cookie<'a>(packet: &'a DccpRepr<'_>) -> Option<&'a [u8]> {
+    if !matches!(
+        packet.kind.packet_type(),
+        PacketType::Ack | PacketType::DataAck
+    ) {
+        return None;
+    }
+    packet.options.iter().find_map(|option| match option {
+        DccpOption::InitCookie(cookie) => Some(cookie.as_slice()),
+        _ => None,
+    })
 }

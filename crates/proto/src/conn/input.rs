@@ -10,6 +10,9 @@ use crate::time::Instant;
 use crate::wire::dccp::{DccpRepr, PacketKind, PacketType, ResetCode, SeqNum};
 use crate::wire::options::{kind, DccpOption, Feature};
 
+/// The most Init Cookies a client keeps from a Response and echoes.
+const MAX_INIT_COOKIES: usize = 2;
+
 /// RFC 4340 §8.5: a Reset answering packet P where there is no connection
 /// has "R.seqno := P.ackno + 1" if P has an acknowledgement number, else 0,
 /// and "R.ackno := P.seqno".
@@ -314,6 +317,18 @@ impl Connection {
             self.seq.set_peer_window(window);
         }
         if self.state == State::Request && packet_type == PacketType::Response {
+            // RFC 4340 §8.1.4: the client echoes the server's Init Cookies
+            // until it leaves PARTOPEN. At most MAX_INIT_COOKIES of them
+            // (each at most 253 bytes): a server needs one.
+            self.init_cookies = packet
+                .options
+                .iter()
+                .filter_map(|option| match option {
+                    DccpOption::InitCookie(cookie) => Some(cookie.clone()),
+                    _ => None,
+                })
+                .take(MAX_INIT_COOKIES)
+                .collect();
             // The handshake RTT: the Response acknowledges one particular
             // Request, so the sample is exact even after retransmissions.
             self.handshake_rtt = ack_extended

@@ -34,7 +34,14 @@
 //!   packets, and a sequence number neither received nor covered by an NDP
 //!   Count is taken as a lost data packet (so the error is towards more loss).
 //!   Loss Intervals lengths are in data packets.
-//! - Not implemented: Init Cookies, short sequence numbers (Allow Short
+//! - Init Cookies (RFC 4340 §8.1.4, `cookie.rs`): a listening endpoint may
+//!   answer Requests statelessly ([`EndpointConfig::cookies`]); the cookie
+//!   holds the Request itself, so the server rebuilds the connection by
+//!   accepting it again when the client's Ack echoes it. Such a server
+//!   answers nothing larger than the packet it got, so its clients pad
+//!   their Requests ([`ConnectionConfig::request_min_len`]); a client that
+//!   echoes a cookie sends no data before OPEN.
+//! - Not implemented: short sequence numbers (Allow Short
 //!   Seqnos is held at 0), partial checksum coverage (CsCov is 0), the ECN
 //!   Nonce (RFC 3540; data leaves ECT(0) only, and the Loss Intervals
 //!   option's ECN Nonce Echo is 0), Data Checksum, Timestamp options, Slow
@@ -60,6 +67,7 @@ pub mod ack_vector;
 mod ccid;
 mod config;
 mod connection;
+mod cookie;
 mod endpoint;
 mod event;
 mod features;
@@ -81,6 +89,7 @@ pub use config::{
     INVALID_SERVICE_CODE, MAX_SEQUENCE_WINDOW, MIN_SEQUENCE_WINDOW, SERVICE_CODE_RTP,
 };
 pub use connection::Connection;
+pub use cookie::{CookieConfig, MAX_COOKIE_REQUEST_LEN};
 pub use endpoint::{ConnectionId, Endpoint, EndpointConfig, EndpointError, EndpointStats};
 pub use event::{AcceptError, ConnectionStats, Event, SendError, Transmit};
 pub use seqwin::SequenceNumbers;

@@ -9,8 +9,12 @@ use super::timers::Timer;
 use crate::cc::SendPermission;
 use crate::ecn::Ecn;
 use crate::time::Instant;
-use crate::wire::dccp::{DccpRepr, Packet, PacketKind, PacketType, SeqNum};
+use crate::wire::dccp::{DccpRepr, Packet, PacketKind, PacketType, SeqNum, MAX_HEADER_LEN};
 use crate::wire::options::{DccpOption, Options};
+
+/// A Request's header before its options (RFC 4340 §5.1, §5.2): the generic
+/// header with 48-bit sequence numbers (16 bytes) and the Service Code (4).
+const REQUEST_HEADER_LEN: usize = 20;
 
 impl Connection {
     /// Writes the next packet to send into `buf` (cleared first) and
@@ -48,7 +52,19 @@ impl Connection {
         let kind = PacketKind::Request {
             service_code: self.config.service_code,
         };
-        let options = self.features.take_options();
+        let mut options = self.features.take_options();
+        // Padding to `request_min_len` (RFC 4340 §5.8.1: Padding options
+        // may appear anywhere), so that a server with Init Cookies may
+        // answer; within the options area's limit.
+        let encoded: usize =
+            Options::from_options(options.iter().cloned()).map_or(0, |o| o.encoded_len());
+        let header = REQUEST_HEADER_LEN + encoded;
+        let padding = self
+            .config
+            .request_min_len
+            .saturating_sub(header)
+            .min(MAX_HEADER_LEN.saturating_sub(header));
+        options.extend(std::iter::repeat_n(DccpOption::Padding, padding));
         self.transmit(now, buf, kind, options, &[])
     }
 
@@ -91,6 +107,16 @@ impl Connection {
         }
         self.due.ack = false;
         let mut options = self.features.take_options();
+        if self.state == State::PartOpen && self.role == Role::Client {
+            // RFC 4340 §8.1.4: the Init Cookies go back on the Acks of
+            // PARTOPEN.
+            options.extend(
+                self.init_cookies
+                    .iter()
+                    .cloned()
+                    .map(DccpOption::InitCookie),
+            );
+        }
         if self.features.has_pending_changes() {
             if self.timers.get(Timer::FeatureRetransmit).is_none() {
                 self.timers
@@ -118,8 +144,14 @@ impl Connection {
     fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         // RFC 4340 §8.1.5: in PARTOPEN the client may send data, on
         // DataAck; the server sends data once OPEN.
+        // A client that must echo an Init Cookie holds its data until OPEN
+        // (one RTT): the cookie would not fit beside a full-size payload,
+        // and a DataAck without it would find no connection at a stateless
+        // server.
         let may_send = self.state == State::Open
-            || (self.state == State::PartOpen && self.role == Role::Client);
+            || (self.state == State::PartOpen
+                && self.role == Role::Client
+                && self.init_cookies.is_empty());
         if !may_send {
             return None;
         }

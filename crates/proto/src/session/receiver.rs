@@ -6,7 +6,9 @@ use super::arq::{NakTracker, ReceiverArqStats, SESSION_SSRC};
 use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 use super::{FecTag, SessionHeader};
 use crate::cc::tfrc::PacketSizeMode;
-use crate::conn::{ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, State, Transmit};
+use crate::conn::{
+    ConnectionConfig, ConnectionId, CookieConfig, Endpoint, EndpointConfig, State, Transmit,
+};
 use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::wire::rtcp::GenericNack;
@@ -97,6 +99,7 @@ impl ReceiverSession {
                 connection,
                 listen: true,
                 max_connections,
+                cookies: None,
             }),
             reorder: ReorderBuffer::new(reorder),
             malformed: 0,
@@ -254,9 +257,33 @@ impl ReceiverSession {
     /// (RFC 3168 §5; a Congestion Experienced mark counts as a loss in the
     /// connection's loss history, RFC 4342 §9).
     pub fn handle_datagram_ecn(&mut self, now: Instant, bytes: &[u8], ecn: Ecn, iss: u64) {
-        if let Some(id) = self.endpoint.handle_datagram_ecn(now, bytes, ecn, iss) {
+        self.handle_datagram_from(now, bytes, ecn, iss, &[]);
+    }
+
+    /// [`handle_datagram_ecn`](Self::handle_datagram_ecn) for a datagram
+    /// from the network address `source` (with [`use_cookies`](Self::use_cookies),
+    /// a connection opens only for the address its cookie was sent to).
+    pub fn handle_datagram_from(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        ecn: Ecn,
+        iss: u64,
+        source: &[u8],
+    ) {
+        if let Some(id) = self
+            .endpoint
+            .handle_datagram_from(now, bytes, ecn, iss, source)
+        {
             self.collect(now, id);
         }
+    }
+
+    /// Stateless handshakes from now on: Requests are answered with Init
+    /// Cookies and no state is kept until a sender echoes one from its
+    /// address (RFC 4340 §8.1.4; [`EndpointConfig::cookies`]).
+    pub fn use_cookies(&mut self, cookies: CookieConfig) {
+        self.endpoint.set_cookies(Some(cookies));
     }
 
     /// Runs the timers due at `now`.

@@ -206,6 +206,7 @@ impl SenderSession {
             connection: config.connection.clone(),
             listen: false,
             max_connections: 1024,
+            cookies: None,
         });
         let mut session = SenderSession {
             store: SentStore::new(config.arq.store_bytes),

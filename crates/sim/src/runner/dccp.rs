@@ -130,11 +130,13 @@ impl DccpEnds {
                 connection: config,
                 listen: false,
                 max_connections: 1,
+                cookies: None,
             }),
             server: Endpoint::new(EndpointConfig {
                 connection: server_config,
                 listen: true,
                 max_connections: 1,
+                cookies: None,
             }),
             client_port,
             client_id: None,

@@ -3,6 +3,7 @@
 
 mod attacks;
 mod close;
+mod cookies;
 mod ecn;
 mod endpoint;
 mod fixed_rate;
