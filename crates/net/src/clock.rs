@@ -42,6 +42,25 @@ impl Clock {
     }
 }
 
+/// 32 bytes from the operating system's cryptographic generator, for keys
+/// (the receiver's Init Cookie secret). Fails only if the system has none.
+pub(crate) fn random_secret() -> std::io::Result<[u8; 32]> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(std::io::Error::other)?;
+    Ok(secret)
+}
+
+/// A socket address as bytes (IP octets, then the port), to bind an Init
+/// Cookie to the address it was sent to.
+pub(crate) fn address_bytes(address: std::net::SocketAddr) -> Vec<u8> {
+    let mut bytes = match address.ip() {
+        std::net::IpAddr::V4(ip) => ip.octets().to_vec(),
+        std::net::IpAddr::V6(ip) => ip.octets().to_vec(),
+    };
+    bytes.extend_from_slice(&address.port().to_be_bytes());
+    bytes
+}
+
 /// A random 64-bit number from the standard library's per-process keys
 /// (initial sequence numbers, ports).
 pub(crate) fn random_u64(salt: u64) -> u64 {

@@ -2,10 +2,16 @@
 //! the real clock; the stream it merges is depacketized back into access
 //! units and written out ([`OutputSpec`]).
 //!
-//! The receiver serves one sender: the first address whose Request opens
-//! a connection. Datagrams from other addresses are counted and dropped;
-//! their Requests are refused with Reset(Too Busy) (RFC 4340 §5.6, code 9),
-//! so that a second sender learns at once that the receiver is busy.
+//! The receiver serves one sender: the first address that completes a
+//! handshake. Until then it keeps no state for anyone: a Request is
+//! answered with a Response carrying an Init Cookie (RFC 4340 §8.1.4), no
+//! larger than the Request, and the connection is made only when the
+//! sender echoes the cookie from the address it was sent to (issue 13: a
+//! forged Request cannot take the receiver, and many senders may be in
+//! their handshakes at once). Datagrams from other addresses are then
+//! counted and dropped; their Requests are refused with Reset(Too Busy)
+//! (RFC 4340 §5.6, code 9), so that a second sender learns at once that
+//! the receiver is busy.
 //!
 //! It stops when every connection of that sender has ended (closed in
 //! order, or reset: the stream was aborted); on `stop` or after `duration`,
@@ -30,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairstream_media::stream::CLOCK_RATE;
-use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, State};
+use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, CookieConfig, State};
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{ReceiverSession, ReorderConfig};
 use fairstream_proto::time::Instant;
@@ -41,7 +47,7 @@ pub use config::{ReceivedAccessUnit, RecvConfig, RecvError, RecvFailure, RecvRep
 pub use fec::FecReceiveStats;
 pub use output::{base64, sdp_text, OutputSpec};
 
-use crate::clock::Clock;
+use crate::clock::{address_bytes, random_secret, Clock};
 use crate::link::{Incoming, UdpLink};
 use crate::peer::{largest_rtt, SilenceWatch};
 use crate::send::random_u64;
@@ -151,6 +157,7 @@ impl Receiver {
         // Retransmission (the URL's `arq`, on by default): lost datagrams
         // are asked for, and a gap is waited for up to the deadline the
         // player model's prebuffer gives what follows it.
+        let connection_handshake_timeout = connection.handshake_timeout;
         let session = ReceiverSession::new(
             connection,
             self.config.max_connections.max(1),
@@ -158,6 +165,17 @@ impl Receiver {
         )
         .with_arq(self.config.url.arq.unwrap_or(true))
         .with_playout_delay(self.config.prebuffer);
+        // No state for strangers (issue 13): a Request is answered with an
+        // Init Cookie and nothing is kept until a sender echoes it from its
+        // address; a forged Request cannot take the receiver.
+        let mut session = session;
+        session.use_cookies(CookieConfig {
+            secret: random_secret().map_err(|error| RecvError::Socket {
+                what: "no random key for the handshake cookies".into(),
+                error,
+            })?,
+            lifetime: connection_handshake_timeout,
+        });
         let output = Output::open(&self.config.output).map_err(RecvError::Output)?;
         let sink = StatsSink::open(&self.config.stats).map_err(RecvError::Stats)?;
         let clock = Clock::new();
@@ -408,7 +426,8 @@ impl RecvRun {
         let now = self.clock.now();
         self.last_source = Some(from);
         let iss = random_u64(now.as_nanos());
-        self.session.handle_datagram_ecn(now, bytes, ecn, iss);
+        self.session
+            .handle_datagram_from(now, bytes, ecn, iss, &address_bytes(from));
         let accepted = self.session.endpoint().stats().accepted;
         if accepted > self.accepted {
             self.accepted = accepted;
@@ -424,6 +443,11 @@ impl RecvRun {
                 }
             }
         }
+        if self.peer.is_none() {
+            // No sender yet: what the session has to send answers this
+            // datagram (a Response with a cookie, a Reset), to its source.
+            self.answer(now, from);
+        }
         self.observe(now);
         if self.peer == Some(from) && self.data_started {
             // A sender sends all the time once its data began: the silence
@@ -433,16 +457,21 @@ impl RecvRun {
         }
     }
 
+    /// Sends what the session has to send to `to` at once.
+    fn answer(&mut self, now: Instant, to: SocketAddr) {
+        while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
+            let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
+            let _ = self.receiver.link.send_to_ecn(bytes, to, transmit.ecn);
+        }
+    }
+
     fn transmit(&mut self, now: Instant) {
         let Some(to) = self.peer.or(self.last_source) else {
             while self.session.poll_transmit(now, &mut self.buf).is_some() {}
             return;
         };
-        while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
-            let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
-            // A lost feedback packet is what DCCP is built to survive.
-            let _ = self.receiver.link.send_to_ecn(bytes, to, transmit.ecn);
-        }
+        // A lost feedback packet is what DCCP is built to survive.
+        self.answer(now, to);
     }
 
     /// Reads the merged stream and writes complete access units.

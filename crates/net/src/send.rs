@@ -73,6 +73,12 @@ struct Pending {
     gop: u64,
 }
 
+/// Requests are padded to this many bytes: a receiver answers a sender it
+/// does not know yet with a Response carrying an Init Cookie (about 140
+/// bytes for a Request of about 60), and never with more bytes than came
+/// (issue 13: no amplification).
+pub const REQUEST_MIN_LEN: usize = 320;
+
 /// A sender with its socket bound and connected.
 #[derive(Debug)]
 pub struct Sender {
@@ -174,6 +180,7 @@ impl Run {
             handshake_timeout: config.handshake_timeout,
             close_timeout: config.close_timeout,
             msl: Duration::from_secs(1),
+            request_min_len: REQUEST_MIN_LEN,
             ..ConnectionConfig::default()
         };
         connection.tfrc.segment_size = connection.max_payload().max(1);

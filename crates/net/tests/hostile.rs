@@ -14,7 +14,10 @@ use std::time::Duration;
 
 use fairstream_media::h264::parse_stream;
 use fairstream_net::recv::{OutputSpec, Receiver, RecvConfig};
+use fairstream_net::relay::{Relay, RelayConfig};
 use fairstream_net::send::{self, Mode, SendConfig, SourceSpec};
+use fairstream_proto::conn::{ConnectionConfig, Endpoint, EndpointConfig};
+use fairstream_proto::time::Instant as ProtoInstant;
 
 /// xorshift64*: the test's own deterministic generator.
 struct Rng(u64);
@@ -192,4 +195,185 @@ fn hostile_datagrams_neither_crash_the_receiver_nor_grow_it() {
         "{received:?}"
     );
     assert!(received.frames_written >= frames / 2, "{received:?}");
+}
+
+/// A DCCP Request for `target`'s port from DCCP port `port`, padded to
+/// `min_len` bytes, as anyone can make one.
+fn forged_request(target: SocketAddr, port: u16, min_len: usize) -> Vec<u8> {
+    let mut endpoint = Endpoint::new(EndpointConfig {
+        connection: ConnectionConfig {
+            request_min_len: min_len,
+            ..ConnectionConfig::default()
+        },
+        listen: false,
+        max_connections: 1,
+        cookies: None,
+    });
+    endpoint
+        .connect(
+            ProtoInstant::ZERO,
+            port,
+            target.port(),
+            u64::from(port) * 7919,
+        )
+        .unwrap();
+    let mut buf = Vec::new();
+    let (_, transmit) = endpoint
+        .poll_transmit(ProtoInstant::ZERO, &mut buf)
+        .unwrap();
+    buf.truncate(transmit.len);
+    buf
+}
+
+/// What the forger got back, and how many bytes it sent and received.
+#[derive(Debug, Default)]
+struct Forger {
+    sent_bytes: usize,
+    answers: usize,
+    answered_bytes: usize,
+    largest_answer: usize,
+    largest_sent: usize,
+}
+
+/// Before the real sender starts, forged Requests reach `target` from
+/// other ports: one small one (the issue's ~40-byte datagram), then 20
+/// sockets × 10 Requests, half of them padded enough to be answered.
+fn forge_requests(target: SocketAddr) -> Forger {
+    let mut forger = Forger::default();
+    let mut sockets = Vec::new();
+    for s in 0..20u16 {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        for i in 0..10u16 {
+            let min_len = if s == 0 && i == 0 {
+                0
+            } else if i % 2 == 0 {
+                512
+            } else {
+                0
+            };
+            let request = forged_request(target, 2000 + s * 10 + i, min_len);
+            forger.sent_bytes += request.len();
+            forger.largest_sent = forger.largest_sent.max(request.len());
+            socket.send_to(&request, target).unwrap();
+        }
+        sockets.push(socket);
+    }
+    let mut buf = vec![0u8; 65_536];
+    for socket in &sockets {
+        while let Ok(len) = socket.recv(&mut buf) {
+            forger.answers += 1;
+            forger.answered_bytes += len;
+            forger.largest_answer = forger.largest_answer.max(len);
+        }
+    }
+    forger
+}
+
+/// Generated video, live, for four seconds, to `target`.
+fn real_sender(target: SocketAddr) -> send::SendReport {
+    let url = format!("dccp://{target}").parse().unwrap();
+    let mut config = SendConfig::new(
+        SourceSpec::Generated {
+            width: 176,
+            height: 144,
+            gop: 25,
+            initial_bitrate_bps: 200_000,
+        },
+        url,
+    );
+    config.mode = Mode::Live;
+    config.duration = Some(Duration::from_secs(4));
+    config.stats.interval = None;
+    send::run(config, Arc::new(AtomicBool::new(false)))
+        .unwrap_or_else(|e| panic!("the real sender failed: {e}"))
+}
+
+fn check_forger(forger: &Forger) {
+    eprintln!("forger: {forger:?}");
+    // Answered, but never with more than came: each answer is no larger
+    // than the largest Request, and in all no more bytes went back.
+    assert!(forger.answers > 0, "{forger:?}");
+    assert!(forger.largest_answer <= forger.largest_sent, "{forger:?}");
+    assert!(forger.answered_bytes <= forger.sent_bytes, "{forger:?}");
+}
+
+#[test]
+fn forged_requests_before_the_sender_cannot_take_the_receiver() {
+    let output = std::env::temp_dir().join(format!(
+        "fairstream-forged-requests-{}.264",
+        std::process::id()
+    ));
+    let mut config = RecvConfig::new(
+        "dccp://127.0.0.1:0".parse().unwrap(),
+        OutputSpec::File(output),
+    );
+    config.duration = Some(Duration::from_secs(30));
+    config.stats.interval = None;
+    let receiver = Receiver::bind(config).unwrap();
+    let target = SocketAddr::from(([127, 0, 0, 1], receiver.local_addr().port()));
+    let receiving = thread::spawn(move || receiver.run(&AtomicBool::new(false)));
+    let forger = forge_requests(target);
+    let sent = real_sender(target);
+    let received = receiving.join().unwrap().unwrap();
+    check_forger(&forger);
+    eprintln!(
+        "sender: {} frames sent; receiver: {} written, {} busy refusals, {} foreign datagrams",
+        sent.frames_sent,
+        received.frames_written,
+        received.busy_refusals,
+        received.foreign_datagrams
+    );
+    assert_eq!(sent.stopped_by, "duration");
+    assert!(sent.frames_sent >= 90, "{}", sent.frames_sent);
+    assert!(
+        received.frames_written * 100 >= sent.frames_sent * 95,
+        "{} of {} frames written",
+        received.frames_written,
+        sent.frames_sent
+    );
+}
+
+#[test]
+fn forged_requests_before_the_sender_cannot_take_the_relay() {
+    let output = std::env::temp_dir().join(format!(
+        "fairstream-forged-relay-{}.264",
+        std::process::id()
+    ));
+    let mut config = RecvConfig::new(
+        "dccp://127.0.0.1:0".parse().unwrap(),
+        OutputSpec::File(output),
+    );
+    config.duration = Some(Duration::from_secs(30));
+    config.stats.interval = None;
+    let downstream = Receiver::bind(config).unwrap();
+    let downstream_addr = SocketAddr::from(([127, 0, 0, 1], downstream.local_addr().port()));
+    let receiving = thread::spawn(move || downstream.run(&AtomicBool::new(false)));
+    let mut relay_config = RelayConfig::new(
+        "dccp://127.0.0.1:0".parse().unwrap(),
+        format!("dccp://{downstream_addr}").parse().unwrap(),
+    );
+    relay_config.duration = Some(Duration::from_secs(30));
+    relay_config.stats.interval = None;
+    let relay = Relay::bind(relay_config).unwrap();
+    let target = SocketAddr::from(([127, 0, 0, 1], relay.local_addr().port()));
+    let relaying = thread::spawn(move || relay.run(&AtomicBool::new(false)));
+    let forger = forge_requests(target);
+    let sent = real_sender(target);
+    let relayed = relaying.join().unwrap().unwrap();
+    let received = receiving.join().unwrap().unwrap();
+    check_forger(&forger);
+    eprintln!(
+        "sender: {} frames sent; relay: {} frames in; receiver: {} written",
+        sent.frames_sent, relayed.upstream.frames_written, received.frames_written
+    );
+    assert!(sent.frames_sent >= 90, "{}", sent.frames_sent);
+    assert!(
+        received.frames_written * 100 >= sent.frames_sent * 95,
+        "{} of {} frames written",
+        received.frames_written,
+        sent.frames_sent
+    );
 }
