@@ -51,6 +51,11 @@ fn unit_error(text: &str, error_value: &UnitError, example: &str) -> OptionError
 /// The largest UDP payload the emulator forwards, bytes.
 const MAX_DATAGRAM_BYTES: u64 = 65_507;
 
+/// The most packets a queue counted in packets may hold: the emulator holds
+/// real datagrams of up to 64 KiB, so a count is bounded so that a full
+/// queue stays within the byte maximum (1 GiB, 16,391 packets).
+const MAX_QUEUE_PACKETS: u64 = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+
 /// A link rate such as `2mbit`, `250kbit` or `125kB/s` (SI prefixes, as `tc`
 /// writes them; [`Rate`]'s parser). Zero is refused: a link that never
 /// sends is not a link.
@@ -192,9 +197,7 @@ pub fn parse_queue(text: &str) -> Result<QueueConfig, OptionError> {
         if packets == 0 {
             return Err(error(text, "the queue must hold at least 1 packet"));
         }
-        // The emulator holds real datagrams of up to 64 KiB: a count is
-        // bounded so that a full queue stays within the byte maximum.
-        let most = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+        let most = MAX_QUEUE_PACKETS;
         if packets as u64 > most {
             return Err(error(
                 text,
@@ -262,6 +265,16 @@ fn parse_red(text: &str, parameters: &str) -> Result<QueueConfig, OptionError> {
         // The scenario default: room for gentle RED's ramp to 2·max_th.
         None => (2.0 * max_th).ceil().clamp(100.0, 1e9) as usize,
     };
+    // The hard limit holds real datagrams too: bounded as a packet count is.
+    if limit as u64 > MAX_QUEUE_PACKETS {
+        return Err(error(
+            text,
+            format!(
+                "RED's hard limit of {limit} packets (given, or 2·max_th) exceeds the \
+                 {MAX_QUEUE_PACKETS} packets (1 GiB of the largest datagrams) a queue may hold"
+            ),
+        ));
+    }
     let config = QueueConfig::Red {
         min_th,
         max_th,
@@ -416,6 +429,16 @@ mod tests {
             .to_string()
             .contains("1 GiB"));
         assert!(parse_queue("64kB").is_ok());
+        // RED's hard limit, given or derived from max_th, is bounded alike.
+        assert!(parse_queue("red:5,15,0.1,1000000000")
+            .unwrap_err()
+            .to_string()
+            .contains("16391 packets"));
+        assert!(parse_queue("red:5,9000,0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("18000 packets"));
+        assert!(parse_queue("red:5,15,0.1,16391").is_ok());
         assert!(parse_delay("25h")
             .unwrap_err()
             .to_string()
