@@ -87,6 +87,29 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, OptionError> {
     Ok(duration)
 }
 
+/// The shortest idle time [`parse_client_idle`] takes: a flow that pauses
+/// for a moment (a stalled process, a long round trip) must not lose its
+/// place, and with it the upstream port its peer knows it by.
+pub const MIN_CLIENT_IDLE: Duration = Duration::from_secs(1);
+
+/// How long a client may be idle before the emulator forgets it, such as
+/// `60s` or `5min`: from [`MIN_CLIENT_IDLE`] to a day.
+pub fn parse_client_idle(text: &str) -> Result<Duration, OptionError> {
+    let idle = parse_duration(text).map_err(|e| unit_error(text, &e, "60s"))?;
+    if idle < MIN_CLIENT_IDLE {
+        return Err(error(
+            text,
+            format!(
+                "the idle time must be at least {} s, so that a flow pausing for a moment \
+                 keeps its place",
+                MIN_CLIENT_IDLE.as_secs()
+            ),
+        ));
+    }
+    fairstream_sim::limits::check_duration(idle).map_err(|e| error(text, e))?;
+    Ok(idle)
+}
+
 /// A probability written as a fraction (`0.02`) or a percentage (`2%`).
 fn parse_probability(text: &str, what: &str) -> Result<f64, OptionError> {
     let trimmed = text.trim();
@@ -443,5 +466,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("one day"));
+    }
+
+    #[test]
+    fn client_idle_times() {
+        assert_eq!(parse_client_idle("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_client_idle("1s").unwrap(), MIN_CLIENT_IDLE);
+        assert_eq!(
+            parse_client_idle("24h").unwrap(),
+            Duration::from_secs(86_400)
+        );
+        for (bad, says) in [
+            ("999ms", "at least 1 s"),
+            ("0s", "at least 1 s"),
+            ("25h", "one day"),
+            ("60", "no unit"),
+            ("soon", "soon"),
+        ] {
+            let message = parse_client_idle(bad).unwrap_err().to_string();
+            assert!(message.contains(bad) && message.contains(says), "{message}");
+        }
     }
 }
