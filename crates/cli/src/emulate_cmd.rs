@@ -97,10 +97,18 @@ pub(crate) struct EmulateArgs {
     #[arg(long, value_name = "N", default_value_t = emulate::DEFAULT_SEED)]
     seed: u64,
 
-    /// Client addresses remembered at once (each gets its own upstream socket).
+    /// Client addresses remembered at once (each gets its own upstream socket
+    /// and thread). A newcomer never displaces a client the upstream has
+    /// answered; it takes the place of an idle client, or of one that no
+    /// answer has come back for within a second, or its datagrams are dropped.
     #[arg(long, value_name = "N", default_value_t = emulate::DEFAULT_MAX_CLIENTS,
           value_parser = max_clients)]
     max_clients: usize,
+
+    /// Forget a client when nothing has crossed for it, either way, for this
+    /// long (1s to 24h).
+    #[arg(long, value_name = "DURATION", value_parser = client_idle, default_value = "60s")]
+    client_idle: Duration,
 
     /// Interval of the live statistics on stderr.
     #[arg(long, value_name = "INTERVAL", value_parser = positive_duration, default_value = "1s")]
@@ -150,6 +158,10 @@ fn delay(text: &str) -> Result<Duration, String> {
 
 fn positive_duration(text: &str) -> Result<Duration, String> {
     emulate::parse_positive_duration(text).map_err(|e| e.to_string())
+}
+
+fn client_idle(text: &str) -> Result<Duration, String> {
+    emulate::parse_client_idle(text).map_err(|e| e.to_string())
 }
 
 fn queue(text: &str) -> Result<QueueConfig, String> {
@@ -204,6 +216,7 @@ fn config(args: &EmulateArgs) -> anyhow::Result<EmulatorConfig> {
     };
     config.seed = args.seed;
     config.max_clients = args.max_clients;
+    config.client_idle = args.client_idle;
     Ok(config)
 }
 
@@ -274,6 +287,10 @@ struct Report {
     backward: DirectionReport,
     clients: usize,
     clients_evicted: u64,
+    clients_expired: u64,
+    refused_datagrams: u64,
+    upstream_threads: usize,
+    upstream_threads_max: usize,
 }
 
 impl Report {
@@ -285,7 +302,24 @@ impl Report {
             backward: DirectionReport::new(&now.backward, &before.backward, interval),
             clients: now.clients,
             clients_evicted: now.clients_evicted,
+            clients_expired: now.clients_expired,
+            refused_datagrams: now.refused_datagrams,
+            upstream_threads: now.upstream_threads,
+            upstream_threads_max: now.upstream_threads_max,
         }
+    }
+
+    /// The client table's counters, for the summary.
+    fn clients_line(&self) -> String {
+        format!(
+            "{} now, {} expired idle, {} never answered displaced, {} datagrams of newcomers \
+             refused; {} upstream threads at most",
+            self.clients,
+            self.clients_expired,
+            self.clients_evicted,
+            self.refused_datagrams,
+            self.upstream_threads_max,
+        )
     }
 }
 
@@ -379,6 +413,7 @@ pub(crate) fn run(args: &EmulateArgs) -> anyhow::Result<()> {
             summary.forward.line(),
             summary.backward.line()
         );
+        eprintln!("emulate: clients: {}", summary.clients_line());
     }
     Ok(())
 }
@@ -423,6 +458,25 @@ mod tests {
         assert_eq!(config.backward.delay, Duration::from_millis(40));
         assert_eq!(config.backward.loss, LossConfig::None);
         assert_eq!((config.seed, config.forward.overhead_bytes), (1, 28));
+        assert_eq!(config.client_idle, emulate::DEFAULT_CLIENT_IDLE);
+    }
+
+    #[test]
+    fn client_idle_is_parsed_within_its_range() {
+        let config = configured(&["--client-idle", "5min", "--max-clients", "8"]);
+        assert_eq!(config.client_idle, Duration::from_secs(300));
+        assert_eq!(config.max_clients, 8);
+        let base = ["emulate", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"];
+        for bad in ["500ms", "2d", "60"] {
+            let extra = ["--client-idle", bad];
+            let error = Wrapper::try_parse_from(base.iter().chain(&extra))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("--client-idle") && error.contains(bad),
+                "{error}"
+            );
+        }
     }
 
     #[test]

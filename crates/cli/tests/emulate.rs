@@ -93,6 +93,10 @@ fn bad_options_are_named_with_their_values() {
         (&["--duration", "0s"], &["--duration", "0s"]),
         (&["--max-clients", "0"], &["--max-clients", "0"]),
         (
+            &["--client-idle", "0.5s"],
+            &["--client-idle", "0.5s", "at least 1 s"],
+        ),
+        (
             &["--trace-forward", "/nonexistent/trace.up"],
             &["--trace-forward", "/nonexistent/trace.up"],
         ),

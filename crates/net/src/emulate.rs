@@ -9,11 +9,23 @@
 //! client ◀── listen ◀═[backward: queue → rate → loss → delay]═ upstream socket ◀── --to
 //! ```
 //!
-//! Each client address gets its own upstream socket (so replies find their
-//! way back, as through a NAT); the table of clients is bounded
-//! ([`EmulatorConfig::max_clients`]), and so is every buffer: the queues by
-//! their limits, the delay lines by [`DirectionConfig::max_in_flight_bytes`],
-//! the hand-over from the receiving threads by a bounded channel.
+//! Each client address gets its own upstream socket and receiving thread
+//! (so replies find their way back, as through a NAT); the table of clients
+//! is bounded ([`EmulatorConfig::max_clients`]), and so is every buffer: the
+//! queues by their limits, the delay lines by
+//! [`DirectionConfig::max_in_flight_bytes`], the hand-over from the receiving
+//! threads by a bounded channel.
+//!
+//! The client table holds against a flood from many source ports (issue
+//! 13). A client the upstream has answered is never displaced by a
+//! newcomer; a client with nothing crossing for it, either way, for
+//! [`EmulatorConfig::client_idle`] is forgotten; a newcomer finding the
+//! table full takes the place of a client never answered (a stranger) that
+//! has had [`EmulatorConfig::stranger_grace`] to be answered, or else is
+//! refused and its datagrams dropped
+//! ([`EmulatorStats::refused_datagrams`]). The receiving threads, the
+//! table's and those of forgotten clients still ending, are at most twice
+//! the table's capacity.
 //!
 //! Use it in-process (tests, a demo) with [`Emulator::bind`] and then
 //! [`Emulator::spawn`], or block in [`Emulator::run`]; `fairstream emulate`
@@ -50,6 +62,7 @@ mod engine;
 mod parse;
 mod receive;
 mod stats;
+mod table;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -68,8 +81,8 @@ use fairstream_sim::scenario::DEFAULT_OVERHEAD;
 use thiserror::Error;
 
 pub use parse::{
-    parse_delay, parse_loss, parse_positive_duration, parse_queue, parse_rate, OptionError,
-    DEFAULT_QUEUE,
+    parse_client_idle, parse_delay, parse_loss, parse_positive_duration, parse_queue, parse_rate,
+    OptionError, DEFAULT_QUEUE, MIN_CLIENT_IDLE,
 };
 pub use stats::{DirectionStats, EmulatorStats};
 
@@ -77,6 +90,7 @@ use clients::Clients;
 use clock::Clock;
 use direction::Direction;
 use engine::Engine;
+use table::TablePolicy;
 
 /// The cap on the bytes a direction's delay line holds when not configured:
 /// 64 MiB, a second of 500 Mbit/s. A rate-limited direction holds at most
@@ -85,6 +99,19 @@ pub const DEFAULT_MAX_IN_FLIGHT_BYTES: u64 = 64 << 20;
 
 /// Client addresses remembered at once when not configured.
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
+
+/// How long a client with nothing crossing for it, either way, keeps its
+/// place when not configured: a minute. fairstream's own peers give up on a
+/// silent peer far sooner (after 4 s or 8 round trips by default,
+/// [`crate::peer`]), so a flow quiet for a minute is over. (RFC 4787 REQ-5
+/// asks a NAT for at least two minutes, for applications that keep a
+/// mapping alive with rare keep-alives; raise it to emulate such a NAT.)
+pub const DEFAULT_CLIENT_IDLE: Duration = Duration::from_secs(60);
+
+/// How long a new client keeps its place against newcomers before an
+/// answer has come back for it, when not configured (see
+/// [`EmulatorConfig::stranger_grace`]).
+pub const DEFAULT_STRANGER_GRACE: Duration = Duration::from_secs(1);
 
 /// How long before a deadline the engine stops sleeping and polls, when not
 /// configured (see [`EmulatorConfig::spin`]). Measured on a loaded two-core
@@ -184,9 +211,21 @@ pub struct EmulatorConfig {
     /// The seed of the loss models and RED; each direction draws from its
     /// own stream ([`SimRng::for_element`]).
     pub seed: u64,
-    /// Client addresses remembered at once (at least 1); a new client beyond
-    /// them replaces the one heard from least recently.
+    /// Client addresses remembered at once (at least 1). A new client
+    /// beyond them takes the place of an idle client, or of a stranger past
+    /// its grace, or is refused; never that of an answered client.
     pub max_clients: usize,
+    /// A client with nothing crossing for it, either way, for this long is
+    /// forgotten (its socket closed, its thread stopped and joined), at most
+    /// about 120 ms late. The command line takes 1 s to a day
+    /// ([`parse_client_idle`]).
+    pub client_idle: Duration,
+    /// How long a client nothing has yet come back for (a stranger) keeps
+    /// its place against newcomers: long enough for an answer. The emulator
+    /// uses at least twice the configured round-trip delay (forward plus
+    /// backward), so that an answer crossing a slow emulated link arrives
+    /// in time.
+    pub stranger_grace: Duration,
     /// How long before a deadline the engine stops sleeping and polls:
     /// longer is more punctual and costs more processor time.
     pub spin: Duration,
@@ -203,6 +242,8 @@ impl EmulatorConfig {
             backward: DirectionConfig::default(),
             seed: DEFAULT_SEED,
             max_clients: DEFAULT_MAX_CLIENTS,
+            client_idle: DEFAULT_CLIENT_IDLE,
+            stranger_grace: DEFAULT_STRANGER_GRACE,
             spin: DEFAULT_SPIN,
         }
     }
@@ -288,7 +329,20 @@ impl Emulator {
                 listen: Arc::new(crate::ecn::EcnSocket::new(listen)?),
                 forward,
                 backward,
-                clients: Clients::new(config.upstream, config.max_clients),
+                clients: Clients::new(
+                    config.upstream,
+                    TablePolicy {
+                        capacity: config.max_clients,
+                        idle: config.client_idle,
+                        stranger_grace: config.stranger_grace.max(
+                            config
+                                .forward
+                                .delay
+                                .saturating_add(config.backward.delay)
+                                .saturating_mul(2),
+                        ),
+                    },
+                ),
                 spin: config.spin,
             },
             local_addr,

@@ -17,7 +17,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use fairstream_net::emulate::{
-    parse_loss, DirectionConfig, Emulator, EmulatorConfig, EmulatorHandle,
+    parse_loss, DirectionConfig, Emulator, EmulatorConfig, EmulatorHandle, EmulatorStats,
 };
 use fairstream_proto::units::Rate;
 use fairstream_sim::link::Capacity;
@@ -416,6 +416,23 @@ fn a_mahimahi_trace_limits_the_rate_to_its_capacity() {
     );
 }
 
+/// Polls the emulator's counters every 10 ms until `done` holds of them,
+/// for `limit` at most; returns the last ones read.
+fn stats_once(
+    emulator: &EmulatorHandle,
+    limit: Duration,
+    done: impl Fn(&EmulatorStats) -> bool,
+) -> EmulatorStats {
+    let started = Instant::now();
+    loop {
+        let stats = emulator.stats();
+        if done(&stats) || started.elapsed() > limit {
+            return stats;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn replies_go_back_to_the_client_they_answer() {
     let _serial = serial();
@@ -425,7 +442,7 @@ fn replies_go_back_to_the_client_they_answer() {
     let emulator = start(config);
     let clients = [client(), client(), client()];
     let mut buffer = [0u8; 64];
-    for (round, socket) in clients.iter().chain(&clients[..2]).enumerate() {
+    for (round, socket) in clients[..2].iter().cycle().take(4).enumerate() {
         socket
             .set_read_timeout(Some(Duration::from_secs(1)))
             .unwrap();
@@ -437,13 +454,74 @@ fn replies_go_back_to_the_client_they_answer() {
         assert_eq!(from, emulator.local_addr());
         assert_eq!(sequence_of(&buffer[..n]), sequence);
     }
+    // A third client finds the table of two full of answered clients: it
+    // is refused, and displaces neither.
+    clients[2]
+        .send_to(&7u64.to_be_bytes(), emulator.local_addr())
+        .unwrap();
+    let seen = stats_once(&emulator, Duration::from_secs(2), |s| {
+        s.forward.received_packets == 5
+    });
     let stats = emulator.stop().unwrap();
     echo.finish();
-    // Three clients in a table of two: each newcomer replaced the least
-    // recent one (the first, then the second, then the third).
-    assert_eq!(stats.clients, 2);
-    assert_eq!(stats.clients_evicted, 3);
-    assert_eq!(stats.backward.sent_packets, 5);
+    eprintln!("{seen:?}");
+    assert_eq!(seen.forward.received_packets, 5);
+    assert_eq!(stats.refused_datagrams, 1);
+    assert_eq!(stats.forward.unroutable, 1);
+    assert_eq!((stats.clients, stats.clients_evicted), (2, 0));
+    assert_eq!(stats.backward.sent_packets, 4);
+    assert_eq!(stats.upstream_threads_max, 2);
+    // Nothing came back to the refused client.
+    clients[2].set_nonblocking(true).unwrap();
+    assert!(clients[2].recv_from(&mut buffer).is_err());
+}
+
+#[test]
+fn idle_clients_are_forgotten_and_their_threads_joined() {
+    let _serial = serial();
+    let echo = Sink::start(true);
+    let mut config = config_to(echo.address, DirectionConfig::default());
+    config.client_idle = Duration::from_millis(300);
+    let emulator = start(config);
+    let socket = client();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let mut buffer = [0u8; 64];
+    let mut round_trip = |sequence: u64| {
+        socket
+            .send_to(&sequence.to_be_bytes(), emulator.local_addr())
+            .unwrap();
+        let (n, _) = socket.recv_from(&mut buffer).unwrap();
+        assert_eq!(sequence_of(&buffer[..n]), sequence);
+    };
+    round_trip(1);
+    // (The counters are published a few milliseconds late.)
+    let answered = stats_once(&emulator, Duration::from_secs(1), |s| {
+        s.backward.sent_packets == 1
+    });
+    assert_eq!((answered.clients, answered.upstream_threads), (1, 1));
+    // Nothing crosses for 300 ms: the client is forgotten, its thread
+    // stopped and joined (within a sweep, 100 ms, and a receive poll).
+    let forgotten = stats_once(&emulator, Duration::from_secs(3), |s| {
+        s.clients_expired == 1 && s.upstream_threads == 0
+    });
+    assert_eq!(
+        (
+            forgotten.clients,
+            forgotten.clients_expired,
+            forgotten.upstream_threads
+        ),
+        (0, 1, 0),
+        "{forgotten:?}"
+    );
+    // It comes back as a new client, with a new upstream socket.
+    round_trip(2);
+    let stats = emulator.stop().unwrap();
+    echo.finish();
+    assert_eq!((stats.clients, stats.clients_expired), (1, 1));
+    assert_eq!(stats.backward.sent_packets, 2);
+    assert_eq!(stats.refused_datagrams, 0);
 }
 
 #[test]

@@ -12,6 +12,9 @@
 //!   time spent, for several [`EmulatorConfig::spin`] settings.
 //! - `forwarding_cost`: how many datagrams per second the emulator forwards
 //!   with no limit configured, and the processor time its threads use.
+//! - `flood_cost`: the processor time a flood from many source ports costs
+//!   the emulator per datagram, against one client sending as much, and the
+//!   places and threads it gets (issue 13).
 
 // Measures real time, which only `net` and `cli` may read (clippy.toml).
 #![allow(clippy::disallowed_methods)]
@@ -313,6 +316,64 @@ fn forwarding_cost() {
             stats.sent_packets as f64 / wall,
             100.0 * run.cpu / wall,
             1e6 * run.cpu / stats.sent_packets.max(1) as f64,
+        );
+    }
+}
+
+/// Sends `rate` datagrams per second of 64 bytes for `seconds`, from each
+/// of `ports` sockets in turn; how many.
+fn send_from_ports(to: SocketAddr, ports: usize, rate: f64, seconds: f64) -> u64 {
+    let sockets: Vec<UdpSocket> = (0..ports)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while start.elapsed().as_secs_f64() < seconds {
+        let due = (start.elapsed().as_secs_f64() * rate) as u64 + 1;
+        while sent < due {
+            let socket = &sockets[sent as usize % ports];
+            if socket.send_to(&[0u8; 64], to).is_ok() {
+                sent += 1;
+            }
+        }
+        thread::sleep(Duration::from_micros(300));
+    }
+    sent
+}
+
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn flood_cost() {
+    println!(
+        "| traffic (64-byte datagrams, 3 s, upstream never answers) | datagrams in | forwarded | refused | strangers displaced | upstream threads at most | emulator CPU | CPU per datagram |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let seconds = 3.0;
+    for (label, ports, rate) in [
+        ("one client, 10k datagrams/s", 1, 10_000.0),
+        ("1000 ports in turn, 10k datagrams/s", 1000, 10_000.0),
+        ("1000 ports in turn, 30k datagrams/s", 1000, 30_000.0),
+    ] {
+        let sink = Sink::start();
+        let config = EmulatorConfig::new("127.0.0.1:0".parse().unwrap(), sink.address);
+        let emulator = Emulator::bind(config).unwrap().spawn().unwrap();
+        let cpu_before = emulator_cpu_seconds();
+        let started = Instant::now();
+        send_from_ports(emulator.local_addr(), ports, rate, seconds);
+        let wall = started.elapsed().as_secs_f64();
+        thread::sleep(Duration::from_millis(300));
+        let cpu = emulator_cpu_seconds() - cpu_before;
+        let stats = emulator.stop().unwrap();
+        sink.finish();
+        let received = stats.forward.received_packets;
+        println!(
+            "| {label} | {received} | {} | {} | {} | {} | {:.0} % of a core | {:.1} µs |",
+            stats.forward.sent_packets,
+            stats.refused_datagrams,
+            stats.clients_evicted,
+            stats.upstream_threads_max,
+            100.0 * cpu / wall,
+            1e6 * cpu / received.max(1) as f64,
         );
     }
 }

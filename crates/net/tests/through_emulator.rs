@@ -6,7 +6,10 @@
 //!   decodes with ffmpeg to every frame of the input (damaged slices
 //!   concealed), and the statistics match what the receiver wrote;
 //! - at 2 Mbit/s with 3 % random loss and 100 ms RTT, several connections
-//!   take a clearly larger share of the capacity than one TFRC connection.
+//!   take a clearly larger share of the capacity than one TFRC connection;
+//! - a stream whose emulator is flooded from hundreds of source ports
+//!   (issue 13) completes: the flood cannot push the stream's client out of
+//!   the emulator's client table, and the emulator's threads stay bounded.
 //!
 //! The tests run one at a time (a lock), so that one's traffic does not
 //! take the other's processor time; each is bounded by its durations.
@@ -16,17 +19,22 @@
 
 mod support;
 
+use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread;
 use std::time::Duration;
 
-use fairstream_net::emulate::parse_loss;
+use fairstream_net::emulate::{parse_loss, EmulatorHandle, DEFAULT_MAX_CLIENTS};
 use fairstream_net::recv::{OutputSpec, RecvReport};
 use fairstream_net::send::{self, Mode, SendConfig, SendReport, SourceSpec};
 use fairstream_sim::loss::LossConfig;
 
-use support::{access_units, emulate, ffmpeg_frames, json_lines, start_receiver, stats, temp_path};
+use support::{
+    access_units, bind_receiver, emulate, ffmpeg_frames, json_lines, start_receiver, stats,
+    temp_path,
+};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -229,4 +237,151 @@ fn several_connections_take_a_clearly_larger_share_of_a_lossy_link_than_one() {
     );
     assert!(four >= 1.5 * one, "four {four:.3} vs one {one:.3}");
     assert!(adaptive <= 1.0 && four <= 1.0);
+}
+
+/// The emulator's upstream receiver threads alive in this process now
+/// (named `emulate-up-…`; Linux shows the first 15 bytes of a name), or
+/// `None` where `/proc` does not list them.
+fn upstream_threads() -> Option<usize> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        tasks
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|name| name.starts_with("emulate-up"))
+            .count(),
+    )
+}
+
+/// What a flood did: datagrams sent, and the most upstream threads seen.
+struct Flood {
+    datagrams: u64,
+    threads_max: Option<usize>,
+}
+
+/// Sends `rounds` junk datagrams from each of `ports` sockets to `target`,
+/// 20 at a time with a millisecond between (so that the emulator's and the
+/// kernel's buffers never overflow: the flood attacks the client table, not
+/// the capacity), `pause` between rounds; counts the emulator's upstream
+/// threads as it goes.
+fn flood(target: SocketAddr, ports: usize, rounds: usize, pause: Duration) -> Flood {
+    let sockets: Vec<UdpSocket> = (0..ports)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let mut datagrams = 0u64;
+    let mut threads_max = upstream_threads();
+    for round in 0..rounds {
+        for (index, socket) in sockets.iter().enumerate() {
+            // Not DCCP: the receiver neither answers nor accepts it.
+            let junk = [round as u8, index as u8, 0xFF, 0x00, 0x5A, 0xA5, 0x00, 0x01];
+            if socket.send_to(&junk, target).is_ok() {
+                datagrams += 1;
+            }
+            if index % 20 == 19 {
+                thread::sleep(Duration::from_millis(1));
+                threads_max = threads_max.max(upstream_threads());
+            }
+        }
+        thread::sleep(pause);
+        threads_max = threads_max.max(upstream_threads());
+    }
+    Flood {
+        datagrams,
+        threads_max,
+    }
+}
+
+/// Waits (at most `limit`, in 10 ms steps) until the emulator has sent
+/// a datagram back from upstream: the stream's flow is answered.
+fn wait_for_an_answer(emulator: &EmulatorHandle, limit: Duration) -> bool {
+    let steps = limit.as_millis() / 10;
+    (0..steps).any(|_| {
+        thread::sleep(Duration::from_millis(10));
+        emulator.stats().backward.sent_packets > 0
+    })
+}
+
+/// Issue 13: a flood from more source ports than the emulator's client
+/// table holds made it forget the real client (its next datagram left from
+/// a new upstream port, which the receiver took for a stranger). Before the
+/// fix this test saw 1 of 100 frames written, both ends time out after
+/// 4 s of silence, 1,947 clients evicted and 123 upstream threads at once;
+/// after it, 100 of 100 frames, about 1,366 flood datagrams refused, 6 or
+/// 7 strangers displaced, at most 66 upstream threads.
+#[test]
+fn a_flood_from_many_source_ports_neither_evicts_the_stream_nor_multiplies_threads() {
+    let _serial = serial();
+    let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D.264") else {
+        return;
+    };
+    let frames = access_units(&input) as u64;
+    let output = temp_path("flood.264");
+    let (to, receiver) = bind_receiver(
+        "",
+        OutputSpec::File(output.clone()),
+        Duration::from_secs(30),
+        None,
+    );
+    let receiving = thread::spawn(move || {
+        let stop = AtomicBool::new(false);
+        // On failure, the reason and what had arrived, to be printed.
+        receiver
+            .run(&stop)
+            .map_err(|error| format!("{error}: {:?}", error.report()))
+    });
+    let emulator = emulate(to, "10mbit", Duration::from_millis(10), LossConfig::None);
+    let url = format!("dccp://{}", emulator.local_addr()).parse().unwrap();
+    // Live at 25 frames/s: the 100 frames take 4 s, through all the flood
+    // (which starts once the handshake is answered and lasts about 2 s).
+    let mut config = SendConfig::new(SourceSpec::File(input.clone()), url);
+    config.duration = Some(Duration::from_secs(30));
+    config.stats.interval = None;
+    let sending = thread::spawn(move || send::run(config, Arc::new(AtomicBool::new(false))));
+
+    assert!(
+        wait_for_an_answer(&emulator, Duration::from_secs(5)),
+        "the stream never got through the emulator"
+    );
+    // 200 ports, more than three times the table, 10 datagrams each over
+    // about two seconds.
+    let ports = 200;
+    let flooded = flood(emulator.local_addr(), ports, 10, Duration::from_millis(150));
+
+    let sent = sending.join().unwrap();
+    let received = receiving.join().unwrap();
+    let link = emulator.stop().unwrap();
+    eprintln!(
+        "flood: {} datagrams from {ports} ports; upstream threads at most {:?} (table of {})",
+        flooded.datagrams, flooded.threads_max, DEFAULT_MAX_CLIENTS,
+    );
+    eprintln!("emulator: {link:?}");
+    eprintln!("sender: {sent:?}");
+    eprintln!("receiver: {received:?}");
+    let sent = sent.unwrap();
+    let received = received.unwrap();
+    assert_eq!(sent.frames_sent, frames);
+    assert_eq!(sent.connections_lost, 0);
+    assert_eq!(received.stopped_by, "closed");
+    // The link loses nothing and the flood is paced within the buffers:
+    // every frame should arrive. Two frames of slack are for a socket
+    // buffer overflowing while a loaded machine stalls a thread, as
+    // `hostile.rs` allows; an evicted client loses the rest of the stream.
+    assert!(
+        received.frames_written + 2 >= frames,
+        "{} of {frames} frames written",
+        received.frames_written
+    );
+    // The flood was turned away at the full table, and counted.
+    assert!(link.refused_datagrams > 0, "{link:?}");
+    assert!(link.clients <= DEFAULT_MAX_CLIENTS);
+    // Threads: the table's and the ending ones, at most twice the table.
+    assert!(
+        link.upstream_threads_max <= 2 * DEFAULT_MAX_CLIENTS,
+        "{link:?}"
+    );
+    if let Some(threads) = flooded.threads_max {
+        assert!(
+            threads <= 2 * DEFAULT_MAX_CLIENTS,
+            "{threads} upstream threads"
+        );
+    }
 }

@@ -1,14 +1,20 @@
 //! The clients the emulator has seen: for each client address, a UDP socket
 //! connected to the upstream address, so that the upstream's replies can be
 //! told apart and sent back to the right client (the way a NAT keeps one
-//! mapping per flow).
+//! mapping per flow), and a thread receiving on it.
 //!
-//! The table is bounded: when a new client arrives and the table is full,
-//! the client heard from least recently is forgotten (its socket closed, its
-//! receiver thread stopped). Datagrams still crossing towards it upstream
-//! are then counted as unroutable.
+//! Which clients keep a place is [`super::table`]'s policy: answered clients
+//! are never displaced, idle ones are forgotten, strangers make room for
+//! newcomers after a grace period, and a newcomer finding no room is
+//! refused. Here a place's socket and thread come and go with it: a client
+//! forgotten has its socket closed and its thread told to stop; the thread
+//! ends within one receive poll and is then joined. Datagrams still
+//! crossing towards a forgotten client upstream are counted as unroutable.
+//!
+//! The threads are bounded: the table's and the ending ones together are at
+//! most twice the table's capacity, and a newcomer that would exceed that is
+//! refused too (under a flood, until the ending threads have been joined).
 
-use std::collections::HashMap;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,17 +25,17 @@ use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
 use super::receive::ReceiverContext;
+use super::table::{ClientTable, TablePolicy};
 use crate::ecn::EcnSocket;
 
-/// One remembered client.
-struct Client {
+/// One client's way upstream.
+#[derive(Debug)]
+struct Upstream {
     /// Connected to the upstream address.
     socket: Arc<EcnSocket>,
     /// Stops this client's receiver thread.
     stop: Arc<AtomicBool>,
     thread: JoinHandle<()>,
-    /// When a datagram of this flow last arrived (either way).
-    last_active: Instant,
 }
 
 /// Why a datagram could not be sent upstream.
@@ -41,45 +47,69 @@ pub(crate) enum UpstreamError {
     Io,
 }
 
-/// The bounded table of clients.
+/// The bounded table of clients with their sockets and threads.
 pub(crate) struct Clients {
     upstream: SocketAddr,
-    capacity: usize,
-    table: HashMap<SocketAddr, Client>,
+    table: ClientTable<Upstream>,
     /// Receiver threads of forgotten clients, until they have ended.
     retired: Vec<JoinHandle<()>>,
-    evicted: u64,
+    /// Datagrams from newcomers turned away for want of room.
+    refused: u64,
+    /// The most receiver threads (the table's and the ending ones) at once.
+    threads_max: usize,
 }
 
 impl Clients {
-    /// An empty table for flows towards `upstream`, holding at most
-    /// `capacity` clients (at least one).
-    pub(crate) fn new(upstream: SocketAddr, capacity: usize) -> Clients {
+    /// An empty table for flows towards `upstream`, chosen by `policy`.
+    pub(crate) fn new(upstream: SocketAddr, policy: TablePolicy) -> Clients {
         Clients {
             upstream,
-            capacity: capacity.max(1),
-            table: HashMap::new(),
+            table: ClientTable::new(policy),
             retired: Vec::new(),
-            evicted: 0,
+            refused: 0,
+            threads_max: 0,
         }
     }
 
-    /// Notes a datagram of `client`'s flow at `now`, opening its upstream
-    /// socket (and forgetting the least recent client if the table is full)
-    /// when the client is new.
+    /// Notes a datagram from `client` at `now`, opening its upstream socket
+    /// when the client is new and the table has (or can make) room.
+    /// `Ok(false)`: the client was refused a place and the datagram is to
+    /// be dropped.
     pub(crate) fn arrived(
         &mut self,
         client: SocketAddr,
         now: Instant,
         receivers: &ReceiverContext,
-    ) -> io::Result<()> {
-        if let Some(known) = self.table.get_mut(&client) {
-            known.last_active = known.last_active.max(now);
-            return Ok(());
+    ) -> io::Result<bool> {
+        if self.table.heard(client, now) {
+            return Ok(true);
         }
-        if self.table.len() >= self.capacity {
-            self.evict_least_recent();
+        // Opening a place never changes the sum of the table's threads and
+        // the ending ones, except by the one it starts.
+        let thread_limit = 2 * self.table.policy().capacity;
+        if self.threads() >= thread_limit {
+            self.join_ended();
         }
+        let retired = &mut self.retired;
+        if self.table.len() + retired.len() >= thread_limit
+            || !self
+                .table
+                .make_room(now, &mut |upstream| retire(retired, upstream))
+        {
+            self.refused += 1;
+            return Ok(false);
+        }
+        let upstream = self.open(client, receivers)?;
+        if let Some(unused) = self.table.insert(client, upstream, now) {
+            // Not reached: the client was not in the table above.
+            retire(&mut self.retired, unused);
+        }
+        self.threads_max = self.threads_max.max(self.threads());
+        Ok(true)
+    }
+
+    /// A socket connected upstream and the thread receiving on it.
+    fn open(&self, client: SocketAddr, receivers: &ReceiverContext) -> io::Result<Upstream> {
         let local: SocketAddr = if self.upstream.is_ipv4() {
             (Ipv4Addr::UNSPECIFIED, 0).into()
         } else {
@@ -91,22 +121,38 @@ impl Clients {
         let socket = Arc::new(EcnSocket::new(socket)?);
         let stop = Arc::new(AtomicBool::new(false));
         let thread = receivers.spawn(Arc::clone(&socket), Some(client), Arc::clone(&stop))?;
-        self.table.insert(
-            client,
-            Client {
-                socket,
-                stop,
-                thread,
-                last_active: now,
-            },
-        );
-        Ok(())
+        Ok(Upstream {
+            socket,
+            stop,
+            thread,
+        })
     }
 
-    /// Notes a reply of `client`'s flow at `now`.
-    pub(crate) fn touch(&mut self, client: SocketAddr, now: Instant) {
-        if let Some(known) = self.table.get_mut(&client) {
-            known.last_active = known.last_active.max(now);
+    /// Notes a reply of `client`'s flow at `now`: the client is answered.
+    pub(crate) fn answered(&mut self, client: SocketAddr, now: Instant) {
+        self.table.answered(client, now);
+    }
+
+    /// Forgets the clients idle at `now` and joins the receiver threads
+    /// that have ended.
+    pub(crate) fn sweep(&mut self, now: Instant) {
+        let retired = &mut self.retired;
+        self.table
+            .expire(now, &mut |upstream| retire(retired, upstream));
+        self.join_ended();
+    }
+
+    /// Joins the retired threads that have ended.
+    fn join_ended(&mut self) {
+        let mut index = 0;
+        while index < self.retired.len() {
+            if self.retired[index].is_finished() {
+                // A receiver thread does not panic; if one did, there is
+                // nothing left to clean up.
+                let _ = self.retired.swap_remove(index).join();
+            } else {
+                index += 1;
+            }
         }
     }
 
@@ -118,7 +164,7 @@ impl Clients {
         payload: &[u8],
         ecn: Ecn,
     ) -> Result<(), UpstreamError> {
-        let known = self.table.get(&client).ok_or(UpstreamError::Unknown)?;
+        let known = self.table.get(client).ok_or(UpstreamError::Unknown)?;
         known
             .socket
             .send(payload, ecn)
@@ -131,44 +177,49 @@ impl Clients {
         self.table.len()
     }
 
-    /// Clients forgotten so far to make room.
+    /// Strangers displaced so far to make room for newcomers.
     pub(crate) fn evicted(&self) -> u64 {
-        self.evicted
+        self.table.displaced()
     }
 
-    fn evict_least_recent(&mut self) {
-        let Some(oldest) = self
-            .table
-            .iter()
-            .min_by_key(|(_, client)| client.last_active)
-            .map(|(address, _)| *address)
-        else {
-            return;
-        };
-        if let Some(client) = self.table.remove(&oldest) {
-            client.stop.store(true, Ordering::Relaxed);
-            self.retired.push(client.thread);
-            self.evicted += 1;
-        }
-        // The retired threads end within one receive poll; forget the ended.
-        self.retired.retain(|thread| !thread.is_finished());
+    /// Clients forgotten so far for idleness.
+    pub(crate) fn expired(&self) -> u64 {
+        self.table.expired()
+    }
+
+    /// Datagrams from newcomers refused a place so far.
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// Receiver threads now: the table's, and the ending ones not yet
+    /// joined.
+    pub(crate) fn threads(&self) -> usize {
+        self.table.len() + self.retired.len()
+    }
+
+    /// The most receiver threads at once so far.
+    pub(crate) fn threads_max(&self) -> usize {
+        self.threads_max
     }
 
     /// Stops every receiver thread and waits for them. The engine's channel
     /// must be closed first, so that none is blocked handing it a datagram.
-    pub(crate) fn close(self) {
-        for client in self.table.values() {
-            client.stop.store(true, Ordering::Relaxed);
+    pub(crate) fn close(mut self) {
+        let retired = &mut self.retired;
+        for upstream in self.table.drain() {
+            retire(retired, upstream);
         }
-        let threads = self
-            .table
-            .into_values()
-            .map(|client| client.thread)
-            .chain(self.retired);
-        for thread in threads {
-            // A receiver thread does not panic; if one did, there is
-            // nothing left to clean up.
+        for thread in self.retired {
+            // As in `join_ended`.
             let _ = thread.join();
         }
     }
+}
+
+/// Tells `upstream`'s thread to stop and keeps it to be joined; its socket
+/// closes when the thread lets go of it.
+fn retire(retired: &mut Vec<JoinHandle<()>>, upstream: Upstream) {
+    upstream.stop.store(true, Ordering::Relaxed);
+    retired.push(upstream.thread);
 }

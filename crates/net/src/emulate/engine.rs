@@ -37,6 +37,11 @@ const BATCH: usize = 256;
 /// How often the counters are published while running.
 const PUBLISH_INTERVAL: Duration = Duration::from_millis(1);
 
+/// How often idle clients are looked for (and ended receiver threads
+/// joined): a client is forgotten at most this much (and one
+/// [`IDLE_POLL`]) after its idle time.
+const SWEEP_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Everything the loop owns.
 pub(crate) struct Engine {
     pub(crate) clock: Clock,
@@ -64,11 +69,16 @@ impl Engine {
         };
         let listener = receivers.spawn(Arc::clone(&self.listen), None, Arc::clone(&shutdown))?;
         let mut published_at: Option<Instant> = None;
+        let mut swept_at = self.clock.now();
         while !stop.load(Ordering::Relaxed) {
             let now = self.clock.now();
             self.forward.advance(now);
             self.backward.advance(now);
             self.send_due(now);
+            if now >= swept_at + SWEEP_INTERVAL {
+                self.clients.sweep(now);
+                swept_at = now;
+            }
             if published_at.is_none_or(|at| now >= at + PUBLISH_INTERVAL) {
                 publish(&self.stats());
                 published_at = Some(now);
@@ -105,6 +115,10 @@ impl Engine {
             backward: self.backward.stats(),
             clients: self.clients.len(),
             clients_evicted: self.clients.evicted(),
+            clients_expired: self.clients.expired(),
+            refused_datagrams: self.clients.refused(),
+            upstream_threads: self.clients.threads(),
+            upstream_threads_max: self.clients.threads_max(),
         }
     }
 
@@ -112,7 +126,7 @@ impl Engine {
         match arrival.origin {
             Origin::Client(client) => {
                 match self.clients.arrived(client, arrival.at, receivers) {
-                    Ok(()) => self.forward.offer(
+                    Ok(true) => self.forward.offer(
                         arrival.at,
                         Datagram {
                             client,
@@ -120,12 +134,15 @@ impl Engine {
                             ecn: arrival.ecn,
                         },
                     ),
-                    // No upstream socket could be opened for it.
-                    Err(_) => self.forward.count_unroutable_arrival(arrival.payload.len()),
+                    // Refused a place in the full table, or no upstream
+                    // socket could be opened for it.
+                    Ok(false) | Err(_) => {
+                        self.forward.count_unroutable_arrival(arrival.payload.len());
+                    }
                 }
             }
             Origin::Upstream(client) => {
-                self.clients.touch(client, arrival.at);
+                self.clients.answered(client, arrival.at);
                 self.backward.offer(
                     arrival.at,
                     Datagram {

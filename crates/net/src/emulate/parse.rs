@@ -51,6 +51,11 @@ fn unit_error(text: &str, error_value: &UnitError, example: &str) -> OptionError
 /// The largest UDP payload the emulator forwards, bytes.
 const MAX_DATAGRAM_BYTES: u64 = 65_507;
 
+/// The most packets a queue counted in packets may hold: the emulator holds
+/// real datagrams of up to 64 KiB, so a count is bounded so that a full
+/// queue stays within the byte maximum (1 GiB, 16,391 packets).
+const MAX_QUEUE_PACKETS: u64 = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+
 /// A link rate such as `2mbit`, `250kbit` or `125kB/s` (SI prefixes, as `tc`
 /// writes them; [`Rate`]'s parser). Zero is refused: a link that never
 /// sends is not a link.
@@ -80,6 +85,29 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, OptionError> {
     }
     fairstream_sim::limits::check_duration(duration).map_err(|e| error(text, e))?;
     Ok(duration)
+}
+
+/// The shortest idle time [`parse_client_idle`] takes: a flow that pauses
+/// for a moment (a stalled process, a long round trip) must not lose its
+/// place, and with it the upstream port its peer knows it by.
+pub const MIN_CLIENT_IDLE: Duration = Duration::from_secs(1);
+
+/// How long a client may be idle before the emulator forgets it, such as
+/// `60s` or `5min`: from [`MIN_CLIENT_IDLE`] to a day.
+pub fn parse_client_idle(text: &str) -> Result<Duration, OptionError> {
+    let idle = parse_duration(text).map_err(|e| unit_error(text, &e, "60s"))?;
+    if idle < MIN_CLIENT_IDLE {
+        return Err(error(
+            text,
+            format!(
+                "the idle time must be at least {} s, so that a flow pausing for a moment \
+                 keeps its place",
+                MIN_CLIENT_IDLE.as_secs()
+            ),
+        ));
+    }
+    fairstream_sim::limits::check_duration(idle).map_err(|e| error(text, e))?;
+    Ok(idle)
 }
 
 /// A probability written as a fraction (`0.02`) or a percentage (`2%`).
@@ -192,9 +220,7 @@ pub fn parse_queue(text: &str) -> Result<QueueConfig, OptionError> {
         if packets == 0 {
             return Err(error(text, "the queue must hold at least 1 packet"));
         }
-        // The emulator holds real datagrams of up to 64 KiB: a count is
-        // bounded so that a full queue stays within the byte maximum.
-        let most = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+        let most = MAX_QUEUE_PACKETS;
         if packets as u64 > most {
             return Err(error(
                 text,
@@ -262,6 +288,16 @@ fn parse_red(text: &str, parameters: &str) -> Result<QueueConfig, OptionError> {
         // The scenario default: room for gentle RED's ramp to 2·max_th.
         None => (2.0 * max_th).ceil().clamp(100.0, 1e9) as usize,
     };
+    // The hard limit holds real datagrams too: bounded as a packet count is.
+    if limit as u64 > MAX_QUEUE_PACKETS {
+        return Err(error(
+            text,
+            format!(
+                "RED's hard limit of {limit} packets (given, or 2·max_th) exceeds the \
+                 {MAX_QUEUE_PACKETS} packets (1 GiB of the largest datagrams) a queue may hold"
+            ),
+        ));
+    }
     let config = QueueConfig::Red {
         min_th,
         max_th,
@@ -416,9 +452,39 @@ mod tests {
             .to_string()
             .contains("1 GiB"));
         assert!(parse_queue("64kB").is_ok());
+        // RED's hard limit, given or derived from max_th, is bounded alike.
+        assert!(parse_queue("red:5,15,0.1,1000000000")
+            .unwrap_err()
+            .to_string()
+            .contains("16391 packets"));
+        assert!(parse_queue("red:5,9000,0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("18000 packets"));
+        assert!(parse_queue("red:5,15,0.1,16391").is_ok());
         assert!(parse_delay("25h")
             .unwrap_err()
             .to_string()
             .contains("one day"));
+    }
+
+    #[test]
+    fn client_idle_times() {
+        assert_eq!(parse_client_idle("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_client_idle("1s").unwrap(), MIN_CLIENT_IDLE);
+        assert_eq!(
+            parse_client_idle("24h").unwrap(),
+            Duration::from_secs(86_400)
+        );
+        for (bad, says) in [
+            ("999ms", "at least 1 s"),
+            ("0s", "at least 1 s"),
+            ("25h", "one day"),
+            ("60", "no unit"),
+            ("soon", "soon"),
+        ] {
+            let message = parse_client_idle(bad).unwrap_err().to_string();
+            assert!(message.contains(bad) && message.contains(says), "{message}");
+        }
     }
 }

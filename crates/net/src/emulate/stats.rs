@@ -25,9 +25,10 @@ pub struct DirectionStats {
     /// Datagrams dropped because the delay line already held
     /// [`DirectionConfig::max_in_flight_bytes`](super::DirectionConfig::max_in_flight_bytes).
     pub overflow_drops: u64,
-    /// Datagrams that crossed but had nowhere to go: their client was
-    /// forgotten to make room for another, or no upstream socket could be
-    /// opened for it.
+    /// Datagrams that had nowhere to go: their client was refused a place
+    /// in the full client table (forward only; also counted in
+    /// [`EmulatorStats::refused_datagrams`]), was forgotten while they
+    /// crossed, or no upstream socket could be opened for it.
     pub unroutable: u64,
     /// Datagrams the operating system refused to send.
     pub send_errors: u64,
@@ -70,6 +71,20 @@ pub struct EmulatorStats {
     pub backward: DirectionStats,
     /// Client addresses currently remembered.
     pub clients: usize,
-    /// Clients forgotten to make room for a new one.
+    /// Clients never answered from upstream, displaced to make room for a
+    /// new one ([`EmulatorConfig::stranger_grace`](super::EmulatorConfig::stranger_grace)).
     pub clients_evicted: u64,
+    /// Clients forgotten because nothing crossed for them, either way, for
+    /// [`EmulatorConfig::client_idle`](super::EmulatorConfig::client_idle).
+    pub clients_expired: u64,
+    /// Datagrams from new clients dropped because the table was full of
+    /// clients that may not be displaced (answered ones, and strangers
+    /// within their grace).
+    pub refused_datagrams: u64,
+    /// Threads receiving from upstream now: one per client remembered, and
+    /// those of forgotten clients not yet ended. At most twice
+    /// [`EmulatorConfig::max_clients`](super::EmulatorConfig::max_clients).
+    pub upstream_threads: usize,
+    /// The most of them at once.
+    pub upstream_threads_max: usize,
 }
