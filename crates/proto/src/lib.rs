@@ -23,6 +23,7 @@ pub mod capture;
 pub mod cc;
 pub mod conn;
 pub mod ecn;
+pub mod secure;
 pub mod session;
 pub mod time;
 pub mod units;
