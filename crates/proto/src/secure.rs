@@ -113,17 +113,26 @@
 //! - One stack: Argon2 is only in RustCrypto, so `ring` would mean two
 //!   cryptography stacks, and `ring` builds C and assembly with the `cc`
 //!   crate, which a cross or fuzzing build must then provide for.
-//! - Build time, measured on this machine (2 shared cores, `cargo build
-//!   -j2` of a crate with only these dependencies, debug with the
-//!   primitives at opt-level 3 as in this workspace, two clean runs):
-//!   RustCrypto ChaCha20-Poly1305 + HKDF + Argon2 6.1 s and 11.7 s;
-//!   RustCrypto AES-GCM + HKDF + Argon2 8.3 s and 12.0 s; `ring` + Argon2
-//!   30.9 s and 26.0 s. (The machine was shared; the spread is the noise.)
-//! - ChaCha20-Poly1305 rather than AES-GCM: constant time in software on
-//!   any CPU (AES-GCM is fast and constant time only with AES-NI and
-//!   carry-less multiply, or their equivalents), no practical per-key
-//!   confidentiality limit (above), and one less crate family (the
-//!   `chacha20` crate is already in this workspace's lock file).
+//! - Build time, measured on this machine: clean debug builds with `-j2`,
+//!   the primitives at opt-level 3 as in this workspace, three runs each.
+//!   The two cores were shared with other work, so CPU time (user +
+//!   system) is the steadier figure; medians, with the range:
+//!
+//!   | what was built | CPU time | wall time |
+//!   |---|---|---|
+//!   | a crate with only RustCrypto ChaCha20-Poly1305, HKDF, SHA-256, Argon2, zeroize | 7.5 s (7.5–10.3) | 8.7–13.3 s |
+//!   | the same with AES-GCM instead of ChaCha20-Poly1305 | 8.6 s (8.0–10.1) | 11.6–13.4 s |
+//!   | a crate with only `ring`, Argon2, zeroize | 27.7 s (22.5–28.4) | 26.5–66.2 s |
+//!   | `cargo build -p fairstream-proto`, before this module | 23.1 s (21.2–23.8) | 27.9–76.8 s |
+//!   | `cargo build -p fairstream-proto`, with it | 33.6 s (30.4–33.9) | 40.6–53.2 s |
+//!
+//!   So the module adds about 10 s of CPU time to a clean build of this
+//!   crate; `ring` would have added about three times that.
+//! - ChaCha20-Poly1305 rather than AES-GCM: fast in plain software on any
+//!   CPU (AES-GCM is fast only with AES and carry-less multiply
+//!   instructions; without them the constant-time software fallback is
+//!   slow), no practical per-key confidentiality limit (above), and the
+//!   `chacha20` crate was already in this workspace's lock file.
 //!
 //! Throughput and derivation times are in `docs/security.md` ("Measured
 //! cost") and come from `benches/secure.rs`.
