@@ -10,7 +10,7 @@ use super::event::{Event, Transmit};
 use super::input::no_connection_numbers;
 use crate::ecn::Ecn;
 use crate::time::Instant;
-use crate::wire::dccp::{peek_ports, DccpRepr, PacketKind, PacketType, ResetCode};
+use crate::wire::dccp::{peek_ports, DccpRepr, PacketKind, PacketType, ResetCode, SeqNum};
 use crate::wire::options::{DccpOption, Options};
 
 /// The most Resets an endpoint queues for packets without a connection;
@@ -508,6 +508,37 @@ impl Endpoint {
             ecn: Ecn::NotEct,
         };
         Some((bytes, transmit))
+    }
+
+    /// The numbers behind the Init Cookie that `bytes` (an Ack or DataAck
+    /// for ports without a connection) echoes, if the cookie is good for
+    /// `source` at `now`: the sequence number of the client's Request it
+    /// answered, and the server's Initial Sequence Number. A driver that
+    /// protects packets needs both to derive the connection's keys and
+    /// check the packet before the endpoint makes a connection for it.
+    /// Reads only the header, so the application data may be ciphertext.
+    pub fn peek_cookie(
+        &self,
+        now: Instant,
+        bytes: &[u8],
+        source: &[u8],
+    ) -> Option<(SeqNum, SeqNum)> {
+        let cookies = self.config.cookies.as_ref()?;
+        let context = self.config.connection.checksum.receive_context();
+        let packet = DccpRepr::parse_bytes(bytes, &context).ok()?;
+        let id = ConnectionId {
+            local_port: packet.dst_port,
+            remote_port: packet.src_port,
+        };
+        if self.connections.contains_key(&id) {
+            return None;
+        }
+        let cookie = Cookie::open(cookies, source, init_cookie(&packet)?, now).ok()?;
+        if peek_ports(&cookie.request) != Some((packet.src_port, packet.dst_port)) {
+            return None;
+        }
+        let request = DccpRepr::parse_bytes(&cookie.request, &context).ok()?;
+        Some((request.seq, SeqNum::new(cookie.iss)))
     }
 
     /// Turns stateless handshakes on (`Some`) or off for Requests from now

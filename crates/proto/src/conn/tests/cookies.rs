@@ -203,9 +203,17 @@ fn a_forged_or_altered_or_misplaced_cookie_makes_no_connection() {
         resets += 1;
     }
     assert_eq!(resets, 3);
+    // The real Ack's numbers, from the right address only.
+    assert_eq!(server.peek_cookie(now, &ack, b"elsewhere"), None);
+    assert_eq!(server.peek_cookie(now, &altered, &[]), None);
+    let (request_seq, server_iss) = server.peek_cookie(now, &ack, &[]).unwrap();
+    let client = pair.client.connection(id).unwrap().sequence_numbers();
+    assert_eq!(request_seq, client.iss);
+    assert_eq!(Some(server_iss), client.isr);
     // And the real Ack, from the right address, within the lifetime: a
     // connection.
     assert!(server.handle_datagram(now, &ack, 1).is_some());
+    assert_eq!(server.peek_cookie(now, &ack, &[]), None);
     assert_eq!(server.len(), 1);
 }
 
