@@ -1,6 +1,7 @@
 //! `fairstream relay`: paper 003's proxy over real sockets
 //! (`fairstream_net::relay`).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -8,7 +9,7 @@ use clap::Args;
 use fairstream_net::relay::{RelayConfig, RelayError, MIN_BUFFER_BYTES};
 use fairstream_proto::units::{Bytes, UnitError};
 
-use crate::stream_cmd::{parse_positive_duration, parse_url, StatsArgs};
+use crate::stream_cmd::{apply_passphrase_file, parse_positive_duration, parse_url, StatsArgs};
 
 /// `fairstream relay`.
 #[derive(Debug, Args)]
@@ -34,6 +35,11 @@ pub(crate) struct RelayArgs {
     /// Give up when no downstream connection opened within this
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
     handshake_timeout: Duration,
+    /// Read the passphrase from this file (one line) for both sides, rather
+    /// than passphrase= in the URLs (which other users can see in the
+    /// process list); a URL with its own passphrase= is an error then
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
     #[command(flatten)]
     stats: StatsArgs,
 }
@@ -50,8 +56,11 @@ fn parse_buffer(text: &str) -> Result<u64, String> {
 
 /// Runs `fairstream relay`.
 pub(crate) fn run(args: &RelayArgs) -> Result<()> {
-    let listen = parse_url(&args.listen).context("the listening URL")?;
-    let downstream = parse_url(&args.downstream).context("the downstream URL")?;
+    let mut listen = parse_url(&args.listen).context("the listening URL")?;
+    let mut downstream = parse_url(&args.downstream).context("the downstream URL")?;
+    let file = args.passphrase_file.as_deref();
+    apply_passphrase_file(&mut listen, file, "the listening URL")?;
+    apply_passphrase_file(&mut downstream, file, "the downstream URL")?;
     let mut config = RelayConfig::new(listen, downstream);
     config.buffer_bytes = args.buffer;
     config.duration = args.duration;

@@ -2,7 +2,7 @@
 //! (`fairstream-net`).
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -12,6 +12,7 @@ use fairstream_net::recv::{OutputSpec, RecvConfig};
 use fairstream_net::send::{Mode, SendConfig, SourceSpec};
 use fairstream_net::stats::{StatsConfig, StatsFormat};
 use fairstream_net::url::DccpUrl;
+use fairstream_proto::secure::Passphrase;
 use fairstream_proto::units::{parse_duration, Rate};
 
 /// `fairstream send`.
@@ -21,7 +22,7 @@ pub(crate) struct SendArgs {
     /// `generated` for the built-in content encoded live at the session's
     /// target bitrate
     source: String,
-    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off
+    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off&passphrase=SECRET
     ///
     /// peer_timeout: the stream fails when the receiver answers nothing the
     /// sender sent for this long; auto (the default) is 8 smoothed RTTs, at
@@ -59,6 +60,12 @@ pub(crate) struct SendArgs {
     /// Generated content: the bitrate before the session's first target
     #[arg(long, value_name = "RATE", default_value = "500kbit", value_parser = parse_bitrate)]
     bitrate: u32,
+    /// Read the passphrase from this file (one line; a trailing newline is
+    /// not part of it) rather than from passphrase= in the URL, which other
+    /// users can see in the process list. 10 to 79 bytes; the receiver
+    /// needs the same one
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
     #[command(flatten)]
     stats: StatsArgs,
 }
@@ -66,7 +73,7 @@ pub(crate) struct SendArgs {
 /// `fairstream recv`.
 #[derive(Debug, Args)]
 pub(crate) struct RecvArgs {
-    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout=auto|DURATION and arq=on|off
+    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout=auto|DURATION, arq=on|off and passphrase=SECRET
     ///
     /// peer_timeout: once the sender's data began, the stream fails when
     /// the sender sends nothing for this long; auto (the default) is 8
@@ -88,6 +95,12 @@ pub(crate) struct RecvArgs {
     /// delay, stalls and buffer level in the statistics)
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
     prebuffer: Duration,
+    /// Read the passphrase from this file (one line; a trailing newline is
+    /// not part of it) rather than from passphrase= in the URL, which other
+    /// users can see in the process list. 10 to 79 bytes; the sender
+    /// needs the same one
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
     #[command(flatten)]
     stats: StatsArgs,
 }
@@ -197,6 +210,52 @@ pub(crate) fn parse_url(text: &str) -> Result<DccpUrl> {
     text.parse::<DccpUrl>().map_err(anyhow::Error::from)
 }
 
+/// The longest passphrase file read: a passphrase is at most 79 bytes, so
+/// anything much longer is the wrong file.
+const MAX_PASSPHRASE_FILE: u64 = 4096;
+
+/// The passphrase in `path` (`--passphrase-file`).
+pub(crate) fn read_passphrase_file(path: &Path) -> Result<Passphrase> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot open the passphrase file {}", path.display()))?;
+    let mut text = String::new();
+    file.take(MAX_PASSPHRASE_FILE + 1)
+        .read_to_string(&mut text)
+        .with_context(|| {
+            format!(
+                "cannot read the passphrase file {} as UTF-8",
+                path.display()
+            )
+        })?;
+    if text.len() as u64 > MAX_PASSPHRASE_FILE {
+        bail!(
+            "the passphrase file {} is longer than {MAX_PASSPHRASE_FILE} bytes: is it the right file?",
+            path.display()
+        );
+    }
+    Passphrase::from_file_contents(&text)
+        .with_context(|| format!("the passphrase in {}", path.display()))
+}
+
+/// Puts the passphrase of `file` (if given) into `url`; a URL that has one
+/// already is an error (which one was meant?). `side` names the URL.
+pub(crate) fn apply_passphrase_file(
+    url: &mut DccpUrl,
+    file: Option<&Path>,
+    side: &str,
+) -> Result<()> {
+    let Some(path) = file else {
+        return Ok(());
+    };
+    if url.passphrase.is_some() {
+        bail!(
+            "{side} has passphrase= and --passphrase-file is given too: give the passphrase once"
+        );
+    }
+    url.passphrase = Some(read_passphrase_file(path)?);
+    Ok(())
+}
+
 /// The frame rate assumed when neither `--fps` nor the stream gives one.
 const DEFAULT_FPS: f64 = 25.0;
 /// Bytes of a file or pipe read to find its SPS before giving up.
@@ -258,7 +317,8 @@ fn choose_fps(probe: FrameRateProbe, name: &str, quiet: bool) -> f64 {
 
 /// Runs `fairstream send`.
 pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
-    let url = parse_url(&args.url)?;
+    let mut url = parse_url(&args.url)?;
+    apply_passphrase_file(&mut url, args.passphrase_file.as_deref(), "the URL")?;
     let quiet = args.stats.quiet;
     let mut fps = args.fps.unwrap_or(DEFAULT_FPS);
     let source = match args.source.as_str() {
@@ -320,7 +380,8 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
 
 /// Runs `fairstream recv`.
 pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
-    let url = parse_url(&args.url)?;
+    let mut url = parse_url(&args.url)?;
+    apply_passphrase_file(&mut url, args.passphrase_file.as_deref(), "the URL")?;
     let output = OutputSpec::parse(&args.output, &args.sdp).map_err(anyhow::Error::msg)?;
     let to_stdout = output == OutputSpec::Stdout;
     let stats = args.stats.config();

@@ -31,6 +31,7 @@ pub mod ecn;
 pub mod emulate;
 pub mod link;
 pub mod peer;
+mod protect;
 pub mod recv;
 pub mod relay;
 pub mod send;

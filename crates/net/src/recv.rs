@@ -50,6 +50,7 @@ pub use output::{base64, sdp_text, OutputSpec};
 use crate::clock::{address_bytes, random_secret, Clock};
 use crate::link::{Incoming, UdpLink};
 use crate::peer::{largest_rtt, SilenceWatch};
+use crate::protect::{Protection, Refusal, OVERHEAD};
 use crate::send::random_u64;
 use crate::stats::StatsSink;
 use crate::warn::StatsFailures;
@@ -158,6 +159,27 @@ impl Receiver {
         // are asked for, and a gap is waited for up to the deadline the
         // player model's prebuffer gives what follows it.
         let connection_handshake_timeout = connection.handshake_timeout;
+        let protection = match &self.config.url.passphrase {
+            Some(passphrase) => {
+                Protection::listener(passphrase).map_err(|error| RecvError::Socket {
+                    what: "no random salt for the passphrase".into(),
+                    error,
+                })?
+            }
+            None => {
+                if self.config.stats.human {
+                    eprintln!(
+                        "recv: no passphrase: the stream is neither encrypted nor authenticated \
+                         (passphrase=… in the URL or --passphrase-file protects it)"
+                    );
+                }
+                Protection::plain()
+            }
+        };
+        if protection.is_on() {
+            // Sealed packets are the tag longer than what the session makes.
+            connection.max_packet_size = connection.max_packet_size.saturating_sub(OVERHEAD);
+        }
         let session = ReceiverSession::new(
             connection,
             self.config.max_connections.max(1),
@@ -204,6 +226,8 @@ impl Receiver {
             established: BTreeSet::new(),
             heard: BTreeMap::new(),
             last_stats: (start, 0),
+            protection,
+            refused_senders: BTreeSet::new(),
         }
         .run(stop)
     }
@@ -243,7 +267,16 @@ struct RecvRun {
     heard: BTreeMap<ConnectionId, (u64, Instant)>,
     /// Time and bytes received at the previous statistics line.
     last_stats: (Instant, u64),
+    /// Packet protection (the URL's `passphrase`).
+    protection: Protection,
+    /// Senders whose handshake failed to authenticate, named on stderr
+    /// (the first [`MAX_NAMED_REFUSALS`]).
+    refused_senders: BTreeSet<SocketAddr>,
 }
+
+/// Senders named on stderr for a failed handshake at most; later ones are
+/// only counted (a flood cannot fill the terminal or the memory).
+const MAX_NAMED_REFUSALS: usize = 16;
 
 impl RecvRun {
     fn run(mut self, stop: &AtomicBool) -> Result<RecvReport, RecvError> {
@@ -424,6 +457,18 @@ impl RecvRun {
             return;
         }
         let now = self.clock.now();
+        let mut bytes = bytes.to_vec();
+        let incoming_len = bytes.len();
+        let verdict = self
+            .protection
+            .incoming(&mut bytes, from, self.session.endpoint(), now);
+        if verdict.refusal == Some(Refusal::WrongPassphrase) {
+            self.refuse_sender(from);
+        }
+        if !verdict.deliver {
+            return;
+        }
+        let bytes = bytes.as_slice();
         self.last_source = Some(from);
         let iss = random_u64(now.as_nanos());
         self.session
@@ -445,8 +490,9 @@ impl RecvRun {
         }
         if self.peer.is_none() {
             // No sender yet: what the session has to send answers this
-            // datagram (a Response with a cookie, a Reset), to its source.
-            self.answer(now, from);
+            // datagram (a Response with a cookie, a Reset), to its source,
+            // and never with more bytes than came (no amplification).
+            self.answer(now, from, Some(incoming_len));
         }
         self.observe(now);
         if self.peer == Some(from) && self.data_started {
@@ -457,11 +503,34 @@ impl RecvRun {
         }
     }
 
-    /// Sends what the session has to send to `to` at once.
-    fn answer(&mut self, now: Instant, to: SocketAddr) {
+    /// Sends what the session has to send to `to` at once (sealed when
+    /// protected); with `limit`, nothing longer than it.
+    fn answer(&mut self, now: Instant, to: SocketAddr, limit: Option<usize>) {
         while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
-            let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
-            let _ = self.receiver.link.send_to_ecn(bytes, to, transmit.ecn);
+            self.buf.truncate(transmit.len);
+            if !self.protection.outgoing(&mut self.buf) {
+                continue;
+            }
+            if limit.is_some_and(|most| self.buf.len() > most) {
+                continue;
+            }
+            let _ = self.receiver.link.send_to_ecn(&self.buf, to, transmit.ecn);
+        }
+    }
+
+    /// A sender at `from` failed to authenticate its handshake: named
+    /// once on stderr (the first few), counted always.
+    fn refuse_sender(&mut self, from: SocketAddr) {
+        if self.refused_senders.contains(&from) {
+            return;
+        }
+        self.report.refused_senders += 1;
+        if self.refused_senders.len() < MAX_NAMED_REFUSALS {
+            self.refused_senders.insert(from);
+            eprintln!(
+                "recv: the sender at {from} uses another passphrase (or none): \
+                 its handshake does not authenticate; its packets are dropped"
+            );
         }
     }
 
@@ -471,7 +540,7 @@ impl RecvRun {
             return;
         };
         // A lost feedback packet is what DCCP is built to survive.
-        self.answer(now, to);
+        self.answer(now, to, None);
     }
 
     /// Reads the merged stream and writes complete access units.

@@ -49,6 +49,7 @@ pub(crate) use crate::clock::random_u64;
 use crate::clock::Clock;
 use crate::link::{Incoming, UdpLink};
 use crate::peer::{largest_rtt, peek_signal, PeerSignal, SilenceWatch};
+use crate::protect::{Protection, Refusal, OVERHEAD};
 use crate::stats::StatsSink;
 use crate::warn::StatsFailures;
 use source::{Next, Source};
@@ -164,6 +165,10 @@ struct Run {
     /// heard from it since: the peer timeout is shortened
     /// ([`crate::peer::PeerTimeout::hinted`]).
     refused_hint: bool,
+    /// Packet protection (the URL's `passphrase`).
+    protection: Protection,
+    /// The receiver's protection does not match ours: the stream ends.
+    refused: Option<Refusal>,
     stats_failures: StatsFailures,
     buf: Vec<u8>,
 }
@@ -173,10 +178,16 @@ impl Run {
         let config = &sender.config;
         let transport = &config.url.transport;
         let ccid = transport.ccid();
+        let protection = match &config.url.passphrase {
+            Some(passphrase) => Protection::sender(passphrase.clone()),
+            None => Protection::plain(),
+        };
+        // A sealed packet is the tag longer: it still fits `max_packet`.
+        let overhead = if protection.is_on() { OVERHEAD } else { 0 };
         let mut connection = ConnectionConfig {
             ccid,
             accepted_ccids: vec![ccid],
-            max_packet_size: transport.max_packet,
+            max_packet_size: transport.max_packet.saturating_sub(overhead),
             handshake_timeout: config.handshake_timeout,
             close_timeout: config.close_timeout,
             msl: Duration::from_secs(1),
@@ -255,6 +266,8 @@ impl Run {
             receiver_closed: false,
             refused_while_closing: false,
             refused_hint: false,
+            protection,
+            refused: None,
             stats_failures: StatsFailures::default(),
             buf: Vec::with_capacity(2048),
         })
@@ -334,6 +347,11 @@ impl Run {
                 self.feed(now);
             }
             self.transmit(now, closing.is_some())?;
+            if let Some(refusal) = self.refused {
+                // The Ack that answers the Response has left (sealed with
+                // the keys this end has), so the receiver learns it too.
+                return Err(refusal_error(refusal, self.sender.target));
+            }
             self.events()?;
             if let Some(at) = next_stats.filter(|t| *t <= now) {
                 self.stats_line(now);
@@ -362,13 +380,24 @@ impl Run {
                 match message {
                     // Feedback is sent Not-ECT (RFC 4340 §12 is about the
                     // data); the session takes no codepoint.
-                    Incoming::Datagram(_, bytes, ecn) => {
-                        let signal = peek_signal(&bytes);
-                        self.session
-                            .handle_datagram_ecn(self.clock.now(), &bytes, ecn);
-                        self.watch.heard();
-                        self.refused_hint = false;
-                        self.take_signal(signal);
+                    Incoming::Datagram(_, mut bytes, ecn) => {
+                        let now = self.clock.now();
+                        let verdict = self.protection.incoming(
+                            &mut bytes,
+                            self.sender.target,
+                            self.session.endpoint(),
+                            now,
+                        );
+                        if let Some(refusal) = verdict.refusal {
+                            self.refused.get_or_insert(refusal);
+                        }
+                        if verdict.deliver {
+                            let signal = peek_signal(&bytes);
+                            self.session.handle_datagram_ecn(now, &bytes, ecn);
+                            self.watch.heard();
+                            self.refused_hint = false;
+                            self.take_signal(signal);
+                        }
                     }
                     Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
                 }
@@ -633,7 +662,11 @@ impl Run {
 
     fn transmit(&mut self, now: Instant, closing: bool) -> Result<(), SendError> {
         while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
-            let bytes = self.buf.get(..transmit.len).unwrap_or(&self.buf);
+            self.buf.truncate(transmit.len);
+            if !self.protection.outgoing(&mut self.buf) {
+                continue;
+            }
+            let bytes = self.buf.as_slice();
             // RFC 4340 §12: ECT(0) on data while the connection agreed ECN.
             let sent = self.sender.link.send_ecn(bytes, transmit.ecn);
             if sent.is_ok() && transmit.payload_len > 0 {
@@ -684,5 +717,15 @@ impl Run {
             }
         }
         Ok(())
+    }
+}
+
+/// The error that ends a stream whose receiver's protection does not
+/// match this sender's.
+fn refusal_error(refusal: Refusal, target: SocketAddr) -> SendError {
+    match refusal {
+        Refusal::WrongPassphrase => SendError::WrongPassphrase(target),
+        Refusal::PeerPlain => SendError::ReceiverPlain(target),
+        Refusal::PeerProtected => SendError::ReceiverProtected(target),
     }
 }

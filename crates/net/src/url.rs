@@ -16,11 +16,18 @@
 //! | `max_packet` | bytes of a DCCP packet, 200..=65000 | 1400 |
 //! | `fec` | `n,k`: RS(n, k) parity over blocks of k RTP packets, 1 <= k < n <= 255 (the receiver finds it in the stream) | none |
 //! | `peer_timeout` | `auto`, or a duration from `100ms` to `3600s`: how long the peer may stay silent before the stream ends with an error ([`PeerTimeout`]) | `auto`: 8 smoothed RTTs, at least 4 s |
+//! | `arq` | `on`, `off`: retransmission within the deadline | `on` |
+//! | `passphrase` | 10 to 79 bytes (SRT's bounds), percent-encoded where it holds `%`, `&`, `#`, `+` or a space: every packet after the handshake is encrypted and authenticated (`docs/security.md`); both ends need the same one | none: in clear |
 //!
 //! Port 0 in a listening URL binds any free port.
 //!
 //! A listening URL (`dccp://:9000`, `dccp://0.0.0.0:9000`) takes only `cc`
-//! (the one CCID it accepts), `max_packet` and `peer_timeout`.
+//! (the one CCID it accepts), `max_packet`, `peer_timeout`, `arq` and
+//! `passphrase`.
+//!
+//! A passphrase never appears in what a URL prints (`Display`, errors): it
+//! shows as `passphrase=***`. On a shared machine the command line is
+//! visible to other users; `--passphrase-file` is the safer way.
 //!
 //! `peer_timeout` on a sending URL ends the stream when the receiver sends
 //! nothing for that long after a packet it should answer; on a listening
@@ -41,6 +48,7 @@ use std::time::Duration;
 use fairstream_media::stream::FecParams;
 use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::Ccid;
+use fairstream_proto::secure::Passphrase;
 use fairstream_proto::session::SplitPolicy;
 use fairstream_proto::units::{parse_duration, Rate};
 
@@ -226,14 +234,51 @@ pub struct DccpUrl {
     /// still arrive in time; the receiver asks for what it lost
     /// (`fairstream_proto::session::arq`).
     pub arq: Option<bool>,
+    /// `passphrase`: packets are protected with keys from it.
+    pub passphrase: Option<Passphrase>,
+    /// The URL as given, with the passphrase shown as `***`.
     text: String,
     /// Keys given in the query.
     keys: Vec<String>,
 }
 
 const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, \
-     max_packet, fec, peer_timeout, arq";
-const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq";
+     max_packet, fec, peer_timeout, arq, passphrase";
+const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase";
+
+/// `text` with the value of every `passphrase` key replaced by `***`.
+fn redact(text: &str) -> String {
+    let Some((head, query)) = text.split_once('?') else {
+        return text.to_owned();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some(("passphrase", _)) => "passphrase=***".to_owned(),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{head}?{}", pairs.join("&"))
+}
+
+/// Decodes `%XX` escapes (RFC 3986 §2.1); `None` for a bad escape or text
+/// that is not UTF-8 once decoded.
+fn percent_decode(value: &str) -> Option<String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(byte);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
 
 impl fmt::Display for DccpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -245,14 +290,16 @@ impl FromStr for DccpUrl {
     type Err = UrlError;
 
     fn from_str(text: &str) -> Result<DccpUrl, UrlError> {
+        // What errors and Display show: never the passphrase.
+        let shown = redact(text);
         let rest = text
             .strip_prefix("dccp://")
-            .ok_or_else(|| UrlError::Scheme(text.to_owned()))?;
+            .ok_or_else(|| UrlError::Scheme(shown.clone()))?;
         let (authority, query) = rest.split_once('?').unwrap_or((rest, ""));
         let authority = authority.strip_suffix('/').unwrap_or(authority);
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
             let (host, after) = v6.split_once(']').ok_or_else(|| UrlError::Port {
-                url: text.to_owned(),
+                url: shown.clone(),
                 port: authority.to_owned(),
             })?;
             (host, after.strip_prefix(':').unwrap_or(after))
@@ -265,7 +312,7 @@ impl FromStr for DccpUrl {
             Ok(p) => p,
             _ => {
                 return Err(UrlError::Port {
-                    url: text.to_owned(),
+                    url: shown.clone(),
                     port: port.to_owned(),
                 })
             }
@@ -277,14 +324,15 @@ impl FromStr for DccpUrl {
             fec: None,
             peer_timeout: PeerTimeout::Auto,
             arq: None,
-            text: text.to_owned(),
+            passphrase: None,
+            text: shown.clone(),
             keys: Vec::new(),
         };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             if url.keys.iter().any(|k| k == key) {
                 return Err(UrlError::DuplicateKey {
-                    url: text.to_owned(),
+                    url: shown.clone(),
                     key: key.to_owned(),
                 });
             }
@@ -398,6 +446,18 @@ impl DccpUrl {
             }
             "fec" => self.fec = Some(parse_fec(value).map_err(|r| bad(key, value, r))?),
             "peer_timeout" => self.peer_timeout = value.parse().map_err(|r| bad(key, value, r))?,
+            "passphrase" => {
+                // The value is never echoed in an error.
+                let text = percent_decode(value).ok_or_else(|| {
+                    bad(
+                        key,
+                        "***",
+                        "a bad %-escape (write %25 for %, %26 for &, %23 for #, %20 for a space)",
+                    )
+                })?;
+                self.passphrase =
+                    Some(Passphrase::new(text).map_err(|e| bad(key, "***", e.to_string()))?);
+            }
             "arq" => {
                 self.arq = Some(match value {
                     "on" => true,
@@ -480,11 +540,12 @@ impl DccpUrl {
     /// The address to listen on (all interfaces when no host is given);
     /// only the listener's keys are allowed.
     pub fn listen_address(&self) -> Result<SocketAddr, UrlError> {
-        if let Some(key) = self
-            .keys
-            .iter()
-            .find(|k| !matches!(k.as_str(), "cc" | "max_packet" | "peer_timeout" | "arq"))
-        {
+        if let Some(key) = self.keys.iter().find(|k| {
+            !matches!(
+                k.as_str(),
+                "cc" | "max_packet" | "peer_timeout" | "arq" | "passphrase"
+            )
+        }) {
             return Err(UrlError::UnknownKey {
                 url: self.text.clone(),
                 key: key.clone(),

@@ -36,7 +36,12 @@ fn a_sender_that_resets_its_connection_aborts_the_stream() {
         .unwrap();
     let clock = Clock::new();
     let mut endpoint = Endpoint::new(EndpointConfig {
-        connection: ConnectionConfig::default(),
+        // Padded like fairstream's Requests: the receiver answers nothing
+        // larger than what it got.
+        connection: ConnectionConfig {
+            request_min_len: fairstream_net::send::REQUEST_MIN_LEN,
+            ..ConnectionConfig::default()
+        },
         listen: false,
         max_connections: 1,
         cookies: None,

@@ -203,4 +203,14 @@ pub struct RecvReport {
     pub stats_write_errors: u64,
     /// Requests of other senders refused with Reset(Too Busy).
     pub busy_refusals: u64,
+    /// Packets were encrypted and authenticated (`passphrase`).
+    pub encrypted: bool,
+    /// Packets that did not authenticate (forged, altered, or a sender
+    /// with another passphrase or none) and were dropped.
+    pub auth_failures: u64,
+    /// Authenticated packets dropped as replays.
+    pub replays_dropped: u64,
+    /// Senders (addresses) whose handshake did not authenticate; the
+    /// first few are named on stderr.
+    pub refused_senders: u64,
 }

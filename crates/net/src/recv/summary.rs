@@ -87,6 +87,9 @@ impl RecvRun {
     /// Writes the rest of the stream out, and the summary; the report, or
     /// the stream's failure with it.
     pub(super) fn finish(mut self) -> Result<RecvReport, RecvError> {
+        self.report.encrypted = self.protection.is_on();
+        self.report.auth_failures = self.protection.stats.auth_failures;
+        self.report.replays_dropped = self.protection.stats.replayed;
         let now = self.clock.now();
         let ready = self.fec.finish(now);
         self.assemble(now, ready)?;

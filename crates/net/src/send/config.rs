@@ -132,6 +132,19 @@ pub enum SendError {
     /// ICMP port unreachable during the handshake.
     #[error("no DCCP listener at {0} (connection refused)")]
     NoListener(SocketAddr),
+    /// The receiver's Response did not authenticate with this passphrase.
+    #[error(
+        "the receiver at {0} uses another passphrase: its answer does not authenticate with ours"
+    )]
+    WrongPassphrase(SocketAddr),
+    /// This sender has a passphrase; the receiver has none.
+    #[error(
+        "the receiver at {0} has no passphrase: not streaming in clear (give it the same passphrase, or drop ours)"
+    )]
+    ReceiverPlain(SocketAddr),
+    /// The receiver has a passphrase; this sender has none.
+    #[error("the receiver at {0} requires a passphrase (add passphrase=… to the URL, or --passphrase-file)")]
+    ReceiverProtected(SocketAddr),
     /// No connection opened in time.
     #[error("handshake with {target} timed out after {} s", .after.as_secs_f64())]
     HandshakeTimeout {
@@ -261,4 +274,13 @@ pub struct SendReport {
     /// Statistics lines that could not be written (a warning, not an
     /// error).
     pub stats_write_errors: u64,
+    /// Packets were encrypted and authenticated (`passphrase`).
+    pub encrypted: bool,
+    /// Packets sealed.
+    pub packets_sealed: u64,
+    /// Packets from the receiver's address that did not authenticate
+    /// (forged, altered, or another passphrase) and were dropped.
+    pub auth_failures: u64,
+    /// Authenticated packets dropped as replays.
+    pub replays_dropped: u64,
 }

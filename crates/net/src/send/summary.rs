@@ -90,6 +90,10 @@ impl Run {
         self.report.arq_retransmitted = arq.retransmitted;
         self.report.arq_too_late = arq.too_late;
         self.report.dead_connections = arq.dead_connections;
+        self.report.encrypted = self.protection.is_on();
+        self.report.packets_sealed = self.protection.stats.sealed;
+        self.report.auth_failures = self.protection.stats.auth_failures;
+        self.report.replays_dropped = self.protection.stats.replayed;
         let written = self.sink.report(
                 &format!(
                     "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",

@@ -192,3 +192,39 @@ fn a_fixed_rate_beyond_the_maximum_is_refused() {
         .to_string();
     assert!(error.contains("100 Gbit/s"), "{error}");
 }
+
+#[test]
+fn a_passphrase_is_parsed_decoded_and_never_shown() {
+    let url: DccpUrl = "dccp://127.0.0.1:9000?passphrase=correct%20horse%26battery&conns=2"
+        .parse()
+        .unwrap();
+    let expected: Passphrase = "correct horse&battery".parse().unwrap();
+    assert_eq!(url.passphrase, Some(expected));
+    assert_eq!(
+        url.to_string(),
+        "dccp://127.0.0.1:9000?passphrase=***&conns=2"
+    );
+    assert!(!format!("{url:?}").contains("horse"));
+    let listener: DccpUrl = "dccp://:9000?passphrase=0123456789".parse().unwrap();
+    assert!(listener.listen_address().is_ok());
+    assert!(listener.passphrase.is_some());
+    // Errors name the problem, never the secret.
+    for (text, expect) in [
+        ("dccp://h:1?passphrase=short", "at least 10 bytes"),
+        ("dccp://h:1?passphrase=secret%zzsecret", "%-escape"),
+        (
+            "dccp://h:1?passphrase=0123456789&passphrase=0123456789",
+            "twice",
+        ),
+        ("dccp://h:1?passphrase=0123456789&bogus=1", "unknown option"),
+        ("dccp://h:x?passphrase=0123456789", "bad port"),
+    ] {
+        let error = text.parse::<DccpUrl>().unwrap_err().to_string();
+        assert!(error.contains(expect), "{text}: {error}");
+        assert!(!error.contains("0123456789"), "{error}");
+        assert!(!error.contains("secret"), "{error}");
+    }
+    let long = format!("dccp://h:1?passphrase={}", "x".repeat(80));
+    let error = long.parse::<DccpUrl>().unwrap_err().to_string();
+    assert!(error.contains("79"), "{error}");
+}

@@ -5,6 +5,7 @@
 
 pub(crate) mod blackhole;
 pub(crate) mod blink;
+pub(crate) mod tap;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

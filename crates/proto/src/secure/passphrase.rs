@@ -14,7 +14,8 @@ use super::{MAX_PASSPHRASE_LEN, MIN_PASSPHRASE_LEN};
 /// [`MAX_PASSPHRASE_LEN`]): the bounds SRT's `passphrase` option has, so a
 /// passphrase that works with SRT tools works here. The text is wiped from
 /// memory when the value is dropped, and neither `Debug` nor any other trait
-/// shows it.
+/// shows it. Clones are wiped alike.
+#[derive(Clone)]
 pub struct Passphrase {
     text: Zeroizing<String>,
 }
@@ -59,6 +60,16 @@ impl FromStr for Passphrase {
         Passphrase::new(text.to_owned())
     }
 }
+
+/// Equality for configurations that hold a passphrase (two URLs asking for
+/// the same one); not for checking a secret an attacker sends.
+impl PartialEq for Passphrase {
+    fn eq(&self, other: &Passphrase) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Passphrase {}
 
 impl fmt::Debug for Passphrase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
