@@ -333,3 +333,85 @@ fn statistics_that_cannot_be_written_are_a_warning_not_the_end_of_the_stream() {
     assert_eq!(summary(&sent)["stopped_by"], "duration");
     assert_eq!(summary(&received)["stopped_by"], "closed");
 }
+
+/// `secret` in a file of its own.
+fn passphrase_file(name: &str, secret: &str) -> PathBuf {
+    let path = temp_path(name);
+    std::fs::write(&path, format!("{secret}\n")).unwrap();
+    path
+}
+
+#[test]
+fn a_passphrase_file_protects_the_stream_and_a_wrong_one_fails_at_both_ends() {
+    let secret = "a passphrase from a file";
+    let good = passphrase_file("good.txt", secret);
+    let wrong = passphrase_file("wrong.txt", "another passphrase, also long");
+    let recv_port = free_port();
+    let good_arg = good.to_str().unwrap();
+    let receiver = recv(
+        recv_port,
+        "",
+        "secret.264",
+        &["--passphrase-file", good_arg, "--duration", "6s"],
+    );
+    let url = format!("dccp://127.0.0.1:{recv_port}");
+    // A sender with another passphrase: refused at once, and named by the
+    // receiver.
+    let refused = wait(
+        send(&url, &["--passphrase-file", wrong.to_str().unwrap()]),
+        Duration::from_secs(20),
+    );
+    let text = stderr(&refused);
+    assert!(!refused.status.success(), "{text}");
+    assert!(text.contains("uses another passphrase"), "{text}");
+    // The sender with the right one streams.
+    let sent = wait(
+        send(&url, &["--passphrase-file", good_arg, "--duration", "2s"]),
+        Duration::from_secs(20),
+    );
+    let received = wait(receiver, Duration::from_secs(20));
+    let receiver_text = stderr(&received);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    assert!(
+        receiver_text.contains("uses another passphrase (or none)"),
+        "{receiver_text}"
+    );
+    let sent = summary(&sent);
+    let received = summary(&received);
+    assert_eq!(sent["encrypted"], true);
+    assert_eq!(received["encrypted"], true);
+    assert!(received["frames_written"].as_u64().unwrap() > 0);
+    assert_eq!(received["refused_senders"], 1);
+    // The secret appears nowhere in what either printed.
+    assert!(!receiver_text.contains(secret) && !text.contains(secret));
+    // A passphrase twice, or a bad one, is an error that names the problem
+    // and not the secret.
+    let twice = wait(
+        fairstream(&[
+            "send",
+            "generated",
+            "dccp://127.0.0.1:9?passphrase=0123456789abc",
+            "--passphrase-file",
+            good_arg,
+        ]),
+        Duration::from_secs(10),
+    );
+    let text = stderr(&twice);
+    assert!(!twice.status.success());
+    assert!(text.contains("give the passphrase once"), "{text}");
+    assert!(!text.contains("0123456789abc"), "{text}");
+    let short = passphrase_file("short.txt", "short");
+    let bad = wait(
+        fairstream(&[
+            "recv",
+            "dccp://:0",
+            "out.264",
+            "--passphrase-file",
+            short.to_str().unwrap(),
+        ]),
+        Duration::from_secs(10),
+    );
+    let text = stderr(&bad);
+    assert!(!bad.status.success());
+    assert!(text.contains("at least 10 bytes"), "{text}");
+}

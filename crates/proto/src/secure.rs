@@ -3,9 +3,10 @@
 //! replay window. Sans-IO like the rest of the crate: the salt is drawn by
 //! the caller, and nothing here reads a clock or a random number generator.
 //!
-//! Status: this module is complete and tested on its own; it is **not yet
-//! wired** into the sender, the receiver or the relay, and no URL option
-//! (`passphrase=`) turns it on. `docs/security.md` has the threat model.
+//! `fairstream send`, `recv` and `relay` use it when a URL has
+//! `passphrase=` (or `--passphrase-file` is given): `fairstream_net`'s
+//! `protect` module is the glue, and `docs/security.md` has the threat
+//! model and the measured cost.
 //!
 //! # How the ends use it
 //!
