@@ -11,6 +11,7 @@
 mod support;
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use std::thread;
 use std::time::Duration;
 
 use fairstream_net::recv::{OutputSpec, RecvError, RecvReport};
+use fairstream_net::relay::{Relay, RelayConfig};
 use fairstream_net::send::{self, Mode, SendConfig, SendError, SendReport, SourceSpec};
 use fairstream_proto::conn::ConnectionConfig;
 use fairstream_proto::wire::dccp::{DccpRepr, PacketKind, PacketType, ResetCode};
@@ -269,4 +271,61 @@ fn mismatched_passphrases_fail_at_both_ends_and_say_so() {
             }
         }
     }
+}
+
+#[test]
+fn forged_packets_at_a_protected_relay_change_nothing() {
+    let Some(input) = clip() else { return };
+    let frames = access_units(&input) as u64;
+    // The receiver, with its own passphrase for the relay's downstream side.
+    let downstream_secret = "the%20second%20hop%20passphrase";
+    let (to, receiving) = bind_receiver(
+        &query(Some(downstream_secret)),
+        OutputSpec::File(temp_path("relayed.264")),
+        Duration::from_secs(30),
+        None,
+    );
+    let receiving = thread::spawn(move || receiving.run(&AtomicBool::new(false)));
+    let mut config = RelayConfig::new(
+        format!("dccp://127.0.0.1:0{}", query(Some(PASSPHRASE)))
+            .parse()
+            .unwrap(),
+        format!("dccp://{to}{}", query(Some(downstream_secret)))
+            .parse()
+            .unwrap(),
+    );
+    config.duration = Some(Duration::from_secs(30));
+    config.stats.interval = None;
+    let relay = Relay::bind(config).unwrap();
+    let relay_addr = SocketAddr::from(([127, 0, 0, 1], relay.local_addr().port()));
+    let relaying = thread::spawn(move || relay.run(&AtomicBool::new(false)));
+    // The attacker sits between the sender and the relay.
+    let tap = Tap::start(relay_addr, 0, forger());
+    let url = format!("dccp://{}{}", tap.local_addr(), query(Some(PASSPHRASE)))
+        .parse()
+        .unwrap();
+    let mut send_config = SendConfig::new(SourceSpec::File(input.clone()), url);
+    send_config.mode = Mode::OnDemand;
+    send_config.duration = Some(Duration::from_secs(30));
+    send_config.stats.interval = None;
+    let sent = send::run(send_config, Arc::new(AtomicBool::new(false))).unwrap();
+    let relayed = relaying.join().unwrap().unwrap();
+    let received = receiving.join().unwrap().unwrap();
+    let tapped = tap.stop();
+    eprintln!(
+        "{} forged datagrams injected before the relay; relay upstream: {} did not \
+         authenticate, {} frames in; receiver: {} frames written ({} damaged)",
+        tapped.injected,
+        relayed.upstream.auth_failures,
+        relayed.upstream.frames_written,
+        received.frames_written,
+        received.frames_damaged,
+    );
+    assert!(tapped.injected > 20);
+    assert!(sent.encrypted && relayed.upstream.encrypted && relayed.downstream.encrypted);
+    assert!(received.encrypted);
+    assert!(relayed.upstream.auth_failures > 10);
+    assert_eq!(relayed.upstream.frames_written, frames);
+    assert_eq!(received.frames_written, frames);
+    assert_eq!(received.frames_damaged, 0);
 }
