@@ -15,15 +15,16 @@ use crate::stream_cmd::{apply_passphrase_file, parse_positive_duration, parse_ur
 #[derive(Debug, Args)]
 pub(crate) struct RelayArgs {
     /// Where the upstream sender connects: dccp://:PORT (or
-    /// dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout and arq
+    /// dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout, arq and
+    /// passphrase
     /// (as for recv: the upstream sender counts as gone, and the buffer is
     /// drained downstream, when silent this long once its data began;
     /// auto, the default, is 8 smoothed RTTs, at least 4 s; arq, on by
     /// default, asks the sender again for what was lost)
     listen: String,
     /// Where the stream goes on, with the downstream transport: any
-    /// sender URL, e.g. dccp://HOST:PORT?cc=tfrc&conns=4 (peer_timeout as
-    /// for send)
+    /// sender URL, e.g. dccp://HOST:PORT?cc=tfrc&conns=4 (peer_timeout and
+    /// passphrase as for send; each side may have its own passphrase)
     downstream: String,
     /// The proxy buffer between the two sides (8MB, 512kB, 16MiB); when
     /// full, the oldest P and B frames are dropped first
