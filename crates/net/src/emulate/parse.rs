@@ -51,6 +51,11 @@ fn unit_error(text: &str, error_value: &UnitError, example: &str) -> OptionError
 /// The largest UDP payload the emulator forwards, bytes.
 const MAX_DATAGRAM_BYTES: u64 = 65_507;
 
+/// The most packets a queue of packets holds: the emulator holds real
+/// datagrams of up to 64 KiB, so a count is bounded so that a full queue
+/// stays within the byte maximum (16391 packets).
+const MAX_QUEUE_PACKETS: u64 = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+
 /// A link rate such as `2mbit`, `250kbit` or `125kB/s` (SI prefixes, as `tc`
 /// writes them; [`Rate`]'s parser). Zero is refused: a link that never
 /// sends is not a link.
@@ -192,9 +197,7 @@ pub fn parse_queue(text: &str) -> Result<QueueConfig, OptionError> {
         if packets == 0 {
             return Err(error(text, "the queue must hold at least 1 packet"));
         }
-        // The emulator holds real datagrams of up to 64 KiB: a count is
-        // bounded so that a full queue stays within the byte maximum.
-        let most = fairstream_sim::limits::MAX_QUEUE_BYTES / MAX_DATAGRAM_BYTES;
+        let most = MAX_QUEUE_PACKETS;
         if packets as u64 > most {
             return Err(error(
                 text,
@@ -262,6 +265,17 @@ fn parse_red(text: &str, parameters: &str) -> Result<QueueConfig, OptionError> {
         // The scenario default: room for gentle RED's ramp to 2·max_th.
         None => (2.0 * max_th).ceil().clamp(100.0, 1e9) as usize,
     };
+    // As for a count: a full queue stays within the byte maximum (the
+    // fuzz target `emulate_options` found `red:1,9600,1` taking 19200).
+    if limit as u64 > MAX_QUEUE_PACKETS {
+        return Err(error(
+            text,
+            format!(
+                "RED holds at most {MAX_QUEUE_PACKETS} packets (1 GiB of the largest datagrams), \
+                 not {limit}; the limit is 2·max_th when not given"
+            ),
+        ));
+    }
     let config = QueueConfig::Red {
         min_th,
         max_th,
@@ -416,6 +430,13 @@ mod tests {
             .to_string()
             .contains("1 GiB"));
         assert!(parse_queue("64kB").is_ok());
+        assert!(parse_queue("red:1,9600,1")
+            .unwrap_err()
+            .to_string()
+            .contains("at most 16391 packets"));
+        assert!(parse_queue("red:5,15,0.1,16392").is_err());
+        assert!(parse_queue("red:5,15,0.1,16391").is_ok());
+        assert!(parse_queue("red:1,8000,1").is_ok());
         assert!(parse_delay("25h")
             .unwrap_err()
             .to_string()
