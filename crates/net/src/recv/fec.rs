@@ -261,9 +261,12 @@ impl FecDecoder {
                                 if place.is_some() {
                                     continue;
                                 }
-                                if RtpRepr::parse_bytes(&bytes)
-                                    .is_ok_and(|r| r.sequence_number == expected)
-                                {
+                                // The data packet expected: of the stream, with
+                                // its sequence number (the `fec_parity` fuzz target
+                                // had parity rebuild payload type 122 in its place).
+                                if RtpRepr::parse_bytes(&bytes).is_ok_and(|r| {
+                                    r.sequence_number == expected && r.payload_type == PAYLOAD_TYPE
+                                }) {
                                     self.stats.packets_rebuilt += 1;
                                     *place = Some(bytes);
                                 } else {
