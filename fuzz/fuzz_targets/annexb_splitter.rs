@@ -24,6 +24,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(units) = splitter.finish() {
         out += units.iter().map(|u| u.size_bytes()).sum::<usize>();
     }
-    assert!(out <= stream.len(), "{out} NAL bytes out of {} in", stream.len());
+    assert!(
+        out <= stream.len(),
+        "{out} NAL bytes out of {} in",
+        stream.len()
+    );
     assert_eq!(splitter.pending(), 0);
 });

@@ -9,7 +9,8 @@ fuzz_target!(|data: &[u8]| {
     let context = ChecksumContext::UdpEncapsulated;
     if let Ok(repr) = DccpRepr::parse_bytes(data, &context) {
         if let Ok(bytes) = repr.emit_to_vec(&context) {
-            let again = DccpRepr::parse_bytes(&bytes, &context).expect("re-parse of emitted packet");
+            let again =
+                DccpRepr::parse_bytes(&bytes, &context).expect("re-parse of emitted packet");
             assert_eq!(again, repr);
         }
     }

@@ -12,12 +12,22 @@ use fairstream_proto::time::Instant;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let mut pair = Pair::new(EndpointConfig::default(), EndpointConfig::default(), LinkConfig::default());
-    let Ok(id) = pair.connect(40_000, 5004) else { return };
+    let mut pair = Pair::new(
+        EndpointConfig::default(),
+        EndpointConfig::default(),
+        LinkConfig::default(),
+    );
+    let Ok(id) = pair.connect(40_000, 5004) else {
+        return;
+    };
     pair.run_until(Instant::from_millis(500));
     let mut rest = data;
     while rest.len() >= 3 {
-        let direction = if rest[0] & 1 == 0 { Direction::ServerToClient } else { Direction::ClientToServer };
+        let direction = if rest[0] & 1 == 0 {
+            Direction::ServerToClient
+        } else {
+            Direction::ClientToServer
+        };
         let len = usize::from(u16::from_be_bytes([rest[1], rest[2]])).min(rest.len() - 3);
         let datagram = &rest[3..3 + len];
         rest = &rest[3 + len..];

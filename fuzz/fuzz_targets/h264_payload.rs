@@ -7,7 +7,10 @@ use fairstream_proto::wire::h264::{Depacketized, Depacketizer, DepacketizerConfi
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let config = DepacketizerConfig { max_nal_size: 4096, ..DepacketizerConfig::default() };
+    let config = DepacketizerConfig {
+        max_nal_size: 4096,
+        ..DepacketizerConfig::default()
+    };
     let mut depacketizer = Depacketizer::new(config);
     let mut rest = data;
     while rest.len() >= 4 {

@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let reorder = ReorderConfig {
         capacity: 64,
         max_wait: Duration::from_millis(200),
+        ..ReorderConfig::default()
     };
     let mut session = ReceiverSession::new(ConnectionConfig::default(), 4, reorder);
     let mut now = Instant::ZERO;

@@ -29,6 +29,8 @@
 pub mod clock;
 pub mod ecn;
 pub mod emulate;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod link;
 pub mod peer;
 mod protect;

@@ -22,9 +22,9 @@
 //! The output is flushed after every access unit, so that whatever ends
 //! the receiver leaves whole NAL units behind.
 
-mod assembler;
+pub(crate) mod assembler;
 mod config;
-mod fec;
+pub(crate) mod fec;
 mod output;
 mod player;
 mod summary;

@@ -582,4 +582,19 @@ fn values_beyond_the_documented_maxima_are_refused() {
         14,
         &["packets", "maximum"],
     );
+    // RED's limit, given or the default 2·max_th (the `scenario` fuzz
+    // target's regression input).
+    let red = |keys: &str| {
+        replaced(
+            "kind = \"droptail\", packets = 50",
+            &format!("kind = \"red\", min_th = 5, max_p = 0.1, {keys}"),
+        )
+    };
+    assert_refused(
+        &red("max_th = 15, limit_packets = 1000000000"),
+        14,
+        &["limit_packets", "maximum"],
+    );
+    assert_refused(&red("max_th = 1e9"), 14, &["limit_packets", "maximum"]);
+    assert!(Scenario::from_str(&red("max_th = 8000000"), "ok.toml").is_ok());
 }

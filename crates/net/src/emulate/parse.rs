@@ -462,6 +462,12 @@ mod tests {
             .to_string()
             .contains("18000 packets"));
         assert!(parse_queue("red:5,15,0.1,16391").is_ok());
+        // The fuzz target `emulate_options` found this one (issue 13).
+        assert!(parse_queue("red:1,9600,1")
+            .unwrap_err()
+            .to_string()
+            .contains("16391 packets"));
+        assert!(parse_queue("red:1,8000,1").is_ok());
         assert!(parse_delay("25h")
             .unwrap_err()
             .to_string()

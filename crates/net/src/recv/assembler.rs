@@ -26,11 +26,11 @@ pub struct LostByType {
 
 /// A completed access unit.
 #[derive(Debug)]
-pub(super) struct Completed {
+pub struct Completed {
     /// Its RTP timestamp, extended past wrap-around.
     pub(super) timestamp: i64,
     /// Its NAL units.
-    pub(super) nal_units: Vec<Vec<u8>>,
+    pub nal_units: Vec<Vec<u8>>,
     /// Its type and whether it is an IDR picture, when a slice header
     /// told them.
     pub(super) kind: Option<(FrameType, bool)>,
@@ -38,7 +38,7 @@ pub(super) struct Completed {
 
 /// Collects NAL units into access units.
 #[derive(Debug)]
-pub(super) struct Assembler {
+pub struct Assembler {
     depacketizer: Depacketizer,
     current: Option<(i64, Vec<Vec<u8>>, bool, usize)>,
     last_timestamp: Option<u32>,
@@ -67,7 +67,7 @@ impl Default for Assembler {
 
 impl Assembler {
     /// An empty assembler.
-    pub(super) fn new() -> Assembler {
+    pub fn new() -> Assembler {
         Assembler {
             depacketizer: Depacketizer::new(DepacketizerConfig::default()),
             current: None,
@@ -108,7 +108,7 @@ impl Assembler {
     }
 
     /// Takes one RTP packet; returns the access units it completed.
-    pub(super) fn push(&mut self, packet: &[u8]) -> Vec<Completed> {
+    pub fn push(&mut self, packet: &[u8]) -> Vec<Completed> {
         let mut done = Vec::new();
         let Ok(rtp) = RtpRepr::parse_bytes(packet) else {
             self.foreign_packets += 1;
@@ -157,7 +157,7 @@ impl Assembler {
     }
 
     /// The end of the stream: the access unit in progress, if any.
-    pub(super) fn finish(&mut self) -> Vec<Completed> {
+    pub fn finish(&mut self) -> Vec<Completed> {
         let mut done = Vec::new();
         let mut tail = Vec::new();
         self.depacketizer.finish(|out| {

@@ -23,7 +23,7 @@ use serde::Serialize;
 /// The longest a block with a gap is waited for.
 pub(crate) const HOLD: Duration = Duration::from_millis(300);
 /// The most blocks held at once.
-pub(crate) const MAX_OPEN_BLOCKS: usize = 32;
+pub const MAX_OPEN_BLOCKS: usize = 32;
 
 /// What the receiver's FEC did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -74,7 +74,7 @@ impl Block {
 
 /// Rebuilds lost data packets from parity packets.
 #[derive(Debug, Default)]
-pub(crate) struct FecDecoder {
+pub struct FecDecoder {
     code: Option<FecCode>,
     blocks: BTreeMap<u64, Block>,
     /// The number of the next data packet to release.
@@ -84,18 +84,18 @@ pub(crate) struct FecDecoder {
     /// The highest block any packet was seen of.
     highest_block: u64,
     /// What it did.
-    pub(crate) stats: FecReceiveStats,
+    pub stats: FecReceiveStats,
 }
 
 impl FecDecoder {
     /// A decoder that has seen no parity yet.
-    pub(crate) fn new() -> FecDecoder {
+    pub fn new() -> FecDecoder {
         FecDecoder::default()
     }
 
     /// Takes a packet of the merged stream; returns the data packets
     /// (and any packets that are not the stream's) ready in order.
-    pub(crate) fn push(&mut self, now: Instant, packet: Vec<u8>) -> Vec<Vec<u8>> {
+    pub fn push(&mut self, now: Instant, packet: Vec<u8>) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         let Ok(rtp) = RtpRepr::parse_bytes(&packet) else {
             out.push(packet);
@@ -140,15 +140,20 @@ impl FecDecoder {
         out
     }
 
+    /// Blocks held now (at most [`MAX_OPEN_BLOCKS`] after every call).
+    pub fn open_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
     /// Releases what waited too long.
-    pub(crate) fn poll(&mut self, now: Instant) -> Vec<Vec<u8>> {
+    pub fn poll(&mut self, now: Instant) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         self.release(now, false, &mut out);
         out
     }
 
     /// Releases everything (the stream ended).
-    pub(crate) fn finish(&mut self, now: Instant) -> Vec<Vec<u8>> {
+    pub fn finish(&mut self, now: Instant) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         self.release(now, true, &mut out);
         out
@@ -256,9 +261,12 @@ impl FecDecoder {
                                 if place.is_some() {
                                     continue;
                                 }
-                                if RtpRepr::parse_bytes(&bytes)
-                                    .is_ok_and(|r| r.sequence_number == expected)
-                                {
+                                // The data packet expected: of the stream, with
+                                // its sequence number (the `fec_parity` fuzz target
+                                // had parity rebuild payload type 122 in its place).
+                                if RtpRepr::parse_bytes(&bytes).is_ok_and(|r| {
+                                    r.sequence_number == expected && r.payload_type == PAYLOAD_TYPE
+                                }) {
                                     self.stats.packets_rebuilt += 1;
                                     *place = Some(bytes);
                                 } else {

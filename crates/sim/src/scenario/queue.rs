@@ -111,6 +111,11 @@ fn red_from_raw(fields: &mut Fields<'_>) -> Result<RedConfig, ScenarioError> {
             }
         },
     };
+    // Issue 13: an explicit limit, or 2·max_th, beyond the maximum is
+    // refused here, not met during a run (found writing the `scenario`
+    // fuzz target's bounds check).
+    crate::limits::check_queue_packets(limit_packets)
+        .map_err(|e| fields.error("limit_packets", e))?;
     #[allow(clippy::cast_precision_loss)] // limits are far below 2^52
     if (limit_packets as f64) < max_th {
         return Err(fields.error(

@@ -1,7 +1,9 @@
 //! The receiver's FEC against the simulator's parity packets, with random
 //! losses and hostile parity.
 
-use fairstream_media::stream::{parity_packets, FecParams, MediaPacket};
+use fairstream_media::stream::{
+    parity_packets, parity_rtp_packet, FecParams, MediaPacket, ParityHeader,
+};
 use fairstream_proto::wire::rtp::{CsrcList, RtpRepr};
 
 use super::*;
@@ -203,3 +205,29 @@ fn hostile_parity_is_counted_and_ignored_with_bounded_memory() {
 }
 
 const RTP_HEADER: usize = 12;
+
+/// Parity that rebuilds, in a lost packet's place, an RTP packet with its
+/// sequence number but another payload type: not the data packet expected
+/// (the `fec_parity` fuzz target's regression input did it with 122).
+#[test]
+fn a_rebuilt_packet_of_another_payload_type_is_a_mismatch() {
+    let code = FecCode::new(3, 2).unwrap();
+    let first = data(0);
+    let mut forged = data(1);
+    forged[1] = 122; // marker clear, payload type 122
+    let shards = code.encode(&[&first, &forged]).unwrap();
+    let header = ParityHeader {
+        block: 0,
+        index: 0,
+        k: 2,
+        n: 3,
+    };
+    let parity = parity_rtp_packet(header, 0, 0, &shards[0]).unwrap();
+    let mut decoder = FecDecoder::new();
+    let mut out = decoder.push(at(0), parity);
+    out.extend(decoder.push(at(1), first.clone()));
+    out.extend(decoder.finish(at(2)));
+    assert_eq!(out, vec![first]);
+    assert_eq!(decoder.stats.packets_rebuilt, 0);
+    assert_eq!(decoder.stats.rebuild_mismatches, 1);
+}
