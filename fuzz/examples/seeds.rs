@@ -235,6 +235,7 @@ fn main() {
     scenario_seeds();
     mahimahi_seeds();
     sender_feedback_seeds();
+    secure_seeds();
     println!("seed corpus written to fuzz/seeds/");
 }
 
@@ -607,3 +608,69 @@ fn sender_feedback_seeds() {
         &sender_conversation(1500, |n| n % 17 == 0),
     );
 }
+
+/// Sealed datagrams for `secure_open`, with its keys: a Response carrying
+/// the salt, Data and DataAck packets, and a plain packet; each also serves
+/// as data to seal.
+fn secure_seeds() {
+    use fairstream_proto::conn::ChecksumMode;
+    use fairstream_proto::secure::{ConnectionKeys, MasterKey, Passphrase, Role};
+    const CLIENT_ISS: u64 = 0x0000_1234_5678_9abc;
+    const SERVER_ISS: u64 = 0x0000_fedc_ba98_7654;
+    let passphrase: Passphrase = "fuzzing passphrase".parse().expect("a valid passphrase");
+    let salt = *b"fairstream fuzz!";
+    let master = MasterKey::derive(&passphrase, &salt);
+    let checksum = ChecksumMode::UdpEncapsulated.send_context();
+    let packet = |src: u16, dst: u16, seq: u64, kind: PacketKind, payload: &[u8]| {
+        DccpRepr {
+            src_port: src,
+            dst_port: dst,
+            ccval: 0,
+            checksum_coverage: 0,
+            short_seqno: false,
+            seq: SeqNum::new(seq),
+            kind,
+            options: Options::new(),
+            payload,
+        }
+        .emit_to_vec(&checksum)
+        .expect("a seed packet emits")
+    };
+    let mut server = ConnectionKeys::new(&master, Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+    let mut response = packet(
+        9000,
+        5004,
+        SERVER_ISS,
+        PacketKind::Response {
+            ack: SeqNum::new(CLIENT_ISS),
+            service_code: 0x5254_5056,
+        },
+        &[],
+    );
+    server
+        .sealer()
+        .seal_response(&mut response, &salt, &checksum)
+        .expect("the Response seals");
+    write("secure_open", "sealed-response", &response);
+    let mut client = ConnectionKeys::new(&master, Role::Client, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+    for (i, payload) in [&b"fairstream"[..], &[0u8; 1200][..], &[]].iter().enumerate() {
+        let seq = CLIENT_ISS + 1 + i as u64;
+        let plain = packet(5004, 9000, seq, PacketKind::Data, payload);
+        write("secure_open", &format!("plain-data-{i}"), &plain);
+        let mut sealed = packet(
+            5004,
+            9000,
+            seq,
+            PacketKind::DataAck {
+                ack: SeqNum::new(SERVER_ISS),
+            },
+            payload,
+        );
+        client
+            .sealer()
+            .seal(&mut sealed, &checksum)
+            .expect("a DataAck seals");
+        write("secure_open", &format!("sealed-data-ack-{i}"), &sealed);
+    }
+}
+
