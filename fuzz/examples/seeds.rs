@@ -653,7 +653,10 @@ fn secure_seeds() {
         .expect("the Response seals");
     write("secure_open", "sealed-response", &response);
     let mut client = ConnectionKeys::new(&master, Role::Client, 5004, 9000, CLIENT_ISS, SERVER_ISS);
-    for (i, payload) in [&b"fairstream"[..], &[0u8; 1200][..], &[]].iter().enumerate() {
+    for (i, payload) in [&b"fairstream"[..], &[0u8; 1200][..], &[]]
+        .iter()
+        .enumerate()
+    {
         let seq = CLIENT_ISS + 1 + i as u64;
         let plain = packet(5004, 9000, seq, PacketKind::Data, payload);
         write("secure_open", &format!("plain-data-{i}"), &plain);
@@ -673,4 +676,3 @@ fn secure_seeds() {
         write("secure_open", &format!("sealed-data-ack-{i}"), &sealed);
     }
 }
-

@@ -32,14 +32,24 @@ fuzz_target!(|data: &[u8]| {
     let checksum = ChecksumMode::UdpEncapsulated;
     // Arbitrary bytes, as a peer or an attacker sends them.
     let _ = peek_response(data);
-    let mut server = ConnectionKeys::new(master(), Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+    let mut server =
+        ConnectionKeys::new(master(), Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
     let mut copy = data.to_vec();
-    if server.opener().open(&mut copy, &checksum.receive_context()).is_err() {
+    if server
+        .opener()
+        .open(&mut copy, &checksum.receive_context())
+        .is_err()
+    {
         assert_eq!(copy, data, "a refused datagram changed");
     }
     let mut copy = data.to_vec();
-    let mut client = ConnectionKeys::new(master(), Role::Client, 5004, 9000, CLIENT_ISS, SERVER_ISS);
-    if client.opener().open_response(&mut copy, &checksum.receive_context()).is_err() {
+    let mut client =
+        ConnectionKeys::new(master(), Role::Client, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+    if client
+        .opener()
+        .open_response(&mut copy, &checksum.receive_context())
+        .is_err()
+    {
         assert_eq!(copy, data, "a refused Response changed");
     }
     // The input as data: seal, open back, and one changed byte refused.
@@ -59,27 +69,38 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut sealed = packet.clone();
-    let mut client = ConnectionKeys::new(master(), Role::Client, 5004, 9000, CLIENT_ISS, SERVER_ISS);
-    if client.sealer().seal(&mut sealed, &checksum.send_context()).is_err() {
+    let mut client =
+        ConnectionKeys::new(master(), Role::Client, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+    if client
+        .sealer()
+        .seal(&mut sealed, &checksum.send_context())
+        .is_err()
+    {
         return;
     }
     let mut tampered = sealed.clone();
-    let mut server = ConnectionKeys::new(master(), Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+    let mut server =
+        ConnectionKeys::new(master(), Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
     let opened = server
         .opener()
         .open(&mut sealed, &checksum.receive_context())
         .expect("what was sealed opens")
         .to_vec();
-    let parsed = DccpRepr::parse_bytes(&opened, &checksum.receive_context()).expect("opened parses");
+    let parsed =
+        DccpRepr::parse_bytes(&opened, &checksum.receive_context()).expect("opened parses");
     assert_eq!(parsed.payload, data);
     if let Some(&pick) = data.first() {
         let at = usize::from(pick) * tampered.len() / 256;
         let checksum_field = (6..8).contains(&at);
         if let Some(byte) = tampered.get_mut(at).filter(|_| !checksum_field) {
             *byte ^= 0x01;
-            let mut fresh = ConnectionKeys::new(master(), Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
+            let mut fresh =
+                ConnectionKeys::new(master(), Role::Server, 5004, 9000, CLIENT_ISS, SERVER_ISS);
             assert!(
-                fresh.opener().open(&mut tampered, &checksum.receive_context()).is_err(),
+                fresh
+                    .opener()
+                    .open(&mut tampered, &checksum.receive_context())
+                    .is_err(),
                 "a changed byte at {at} opened"
             );
         }
