@@ -16,6 +16,7 @@ mod relay_cmd;
 mod schedule_cmd;
 mod simulate_cmd;
 mod stream_cmd;
+mod sweep_cmd;
 mod video_cmd;
 
 /// fairstream: TCP-friendly video streaming over lossy wireless last hops.
@@ -52,6 +53,16 @@ enum Command {
     /// of a scenario file, with its unit and default, is in docs/scenarios.md;
     /// examples are in experiments/.
     Simulate(simulate_cmd::SimulateArgs),
+    /// Run a scenario over a grid of parameters and seeds, with 95 % confidence intervals
+    ///
+    /// A sweep file names a base scenario, the keys to vary (every
+    /// combination of their values), the seeds and the metrics (JSON
+    /// pointers into the summary, ratios, Jain's index); each run is a
+    /// deterministic simulation, --jobs at a time, cached so that an
+    /// interrupted sweep resumes. Writes runs.csv and summary.csv, .json and
+    /// .md (mean ± the 95 % confidence interval's half-width over the seeds,
+    /// Student's t). See docs/reproducing.md.
+    Sweep(sweep_cmd::SweepArgs),
     /// Decode an H.264 file to raw I420 with error concealment, keeping every frame position
     ///
     /// Frames missing from the stream (found from frame_num gaps) or that the
@@ -124,6 +135,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_cmd::run(&args),
         Command::Equation(args) => equation_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
+        Command::Sweep(args) => sweep_cmd::run(&args),
         Command::Decode(args) => video_cmd::run_decode(&args),
         Command::Evaluate(args) => video_cmd::run_evaluate(&args),
         Command::Schedule(args) => schedule_cmd::run(&args),

@@ -1,0 +1,208 @@
+//! `fairstream sweep` as a user runs it: the same tables with one job or
+//! two, a cache that lets a sweep resume, confidence intervals that match
+//! the runs, and sweep files with mistakes named.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fairstream(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairstream"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fairstream-sweep-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn base_scenario() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../experiments/examples/wireless-last-hop.toml")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// A sweep file in `dir` over the wireless example: 2 × 2 points, 3 seeds,
+/// 10 s runs.
+fn sweep_file(dir: &Path, extra: &str) -> PathBuf {
+    let path = dir.join("sweep.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"scenario = "{}"
+seeds = [1, 2, 3]
+[vary]
+"run.duration" = ["10s"]
+"link.bs-client.loss.loss_bad" = [0.05, 0.2]
+"link.bs-client.rate" = {{ from = 1, to = 2, step = 1, unit = "mbit" }}
+[metrics]
+voip_goodput_bps = "/flows/0/goodput_bps"
+ftp_goodput_bps = "/flows/1/goodput_bps"
+jain = {{ jain = "/flows/*/goodput_bps" }}
+{extra}
+"#,
+            base_scenario()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn run(file: &Path, out: &Path, jobs: &str) -> Output {
+    let output = fairstream(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        jobs,
+        "--quiet",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+#[test]
+fn one_job_or_two_give_the_same_tables_and_a_sweep_resumes_from_its_cache() {
+    let dir = scratch("jobs");
+    let file = sweep_file(&dir, "");
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    run(&file, &one, "1");
+    run(&file, &two, "2");
+    for name in ["runs.csv", "summary.csv", "summary.json", "summary.md"] {
+        assert_eq!(read(&one, name), read(&two, name), "{name}");
+    }
+    // 4 points × 3 seeds, a header line each.
+    assert_eq!(read(&one, "runs.csv").lines().count(), 13);
+    assert_eq!(read(&one, "summary.csv").lines().count(), 5);
+    // The cache holds one summary per run; a lost one is run again and
+    // the tables do not change.
+    let cache: Vec<PathBuf> = std::fs::read_dir(two.join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(cache.len(), 12);
+    std::fs::remove_file(&cache[0]).unwrap();
+    let before = read(&two, "runs.csv");
+    std::fs::remove_file(two.join("runs.csv")).unwrap();
+    run(&file, &two, "2");
+    assert!(cache[0].exists());
+    assert_eq!(read(&two, "runs.csv"), before);
+}
+
+#[test]
+fn the_summary_is_the_mean_and_confidence_interval_of_the_runs() {
+    let dir = scratch("ci");
+    let file = sweep_file(&dir, "");
+    let out = dir.join("out");
+    run(&file, &out, "2");
+    let runs = read(&out, "runs.csv");
+    let header: Vec<&str> = runs.lines().next().unwrap().split(',').collect();
+    let column = header.iter().position(|h| *h == "ftp_goodput_bps").unwrap();
+    let summary: Value = serde_json::from_str(&read(&out, "summary.json")).unwrap();
+    let points = summary["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for (p, point) in points.iter().enumerate() {
+        let values: Vec<f64> = runs
+            .lines()
+            .skip(1)
+            .filter(|l| l.split(',').next() == Some(&(p + 1).to_string()))
+            .map(|l| l.split(',').nth(column).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(values.len(), 3);
+        let mean = values.iter().sum::<f64>() / 3.0;
+        let s = (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        // Student's t with 2 degrees of freedom: 4.303.
+        let half = 4.303 * s / 3f64.sqrt();
+        let metric = &point["metrics"]["ftp_goodput_bps"];
+        assert!((metric["mean"].as_f64().unwrap() - mean).abs() <= 1e-9 * mean.abs());
+        assert!((metric["ci95"].as_f64().unwrap() - half).abs() <= 1e-9 * half.abs().max(1.0));
+        assert_eq!(metric["n"], 3);
+    }
+    // The seeds differ: a random-loss hop gives a non-zero interval.
+    assert!(
+        points[0]["metrics"]["ftp_goodput_bps"]["ci95"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    // Jain's index of two or more flows lies in (0, 1].
+    let jain = points[0]["metrics"]["jain"]["mean"].as_f64().unwrap();
+    assert!(jain > 0.0 && jain <= 1.0, "{jain}");
+}
+
+#[test]
+fn mistakes_in_a_sweep_file_are_named() {
+    let dir = scratch("errors");
+    let scenario = base_scenario();
+    for (text, expected) in [
+        (
+            format!("scenario = \"{scenario}\"\n[vary]\n\"link.nowhere.rate\" = [\"1mbit\"]\n[metrics]\na = \"/x\"\n"),
+            "`nowhere` in `link.nowhere.rate` names no element",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\n[vary]\n\"run.durration\" = [\"1s\"]\n[metrics]\na = \"/x\"\n"),
+            "no key `run.durration`",
+        ),
+        (format!("scenario = \"{scenario}\"\n"), "asks for no metrics"),
+        (
+            format!("scenario = \"{scenario}\"\n[metrics]\na = \"flows\"\n"),
+            "not a JSON pointer",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\n[vary]\n\"run.seed\" = {{ from = 5, to = 1, step = 1 }}\n[metrics]\na = \"/x\"\n"),
+            "a range goes from",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\nseeds = {{ from = 1, count = 1000 }}\n[vary]\n\"run.seed\" = {{ from = 1, to = 1000, step = 1 }}\n[metrics]\na = \"/x\"\n"),
+            "at most 100000",
+        ),
+        ("scenario = \"missing.toml\"\n[metrics]\na = \"/x\"\n".to_owned(), "cannot read the scenario"),
+        (
+            format!("scenario = \"{scenario}\"\nsweeps = 1\n[metrics]\na = \"/x\"\n"),
+            "unknown key `sweeps`",
+        ),
+    ] {
+        let file = dir.join("bad.toml");
+        std::fs::write(&file, &text).unwrap();
+        let output = fairstream(&["sweep", file.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{text}");
+        assert!(stderr.contains(expected), "{text}\n{stderr}");
+    }
+    // A point whose scenario the simulator refuses names the point.
+    let file = sweep_file(&dir, "");
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "\"run.duration\" = [\"10s\"]",
+        "\"run.duration\" = [\"-1s\"]",
+    );
+    std::fs::write(&file, text).unwrap();
+    let output = fairstream(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--out",
+        dir.join("o").to_str().unwrap(),
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("point 1"), "{stderr}");
+}
