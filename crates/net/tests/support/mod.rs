@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use fairstream_net::emulate::{DirectionConfig, Emulator, EmulatorConfig, EmulatorHandle};
 use fairstream_net::recv::{OutputSpec, Receiver, RecvConfig, RecvReport};
+use fairstream_net::send::{Mode, SendConfig, SourceSpec};
 use fairstream_net::stats::StatsConfig;
 use fairstream_sim::link::Capacity;
 use fairstream_sim::loss::LossConfig;
@@ -117,4 +118,30 @@ pub(crate) fn json_lines(path: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Generated video (176×144, an IDR every 25 frames, 200 kbit/s to start
+/// with), live, to `url` for `seconds`, without statistics lines.
+pub(crate) fn generated_live(url: &str, seconds: u64) -> SendConfig {
+    let mut config = SendConfig::new(
+        SourceSpec::Generated {
+            width: 176,
+            height: 144,
+            gop: 25,
+            initial_bitrate_bps: 200_000,
+        },
+        url.parse().unwrap(),
+    );
+    config.mode = Mode::Live;
+    config.duration = Some(Duration::from_secs(seconds));
+    config.stats.interval = None;
+    config
+}
+
+/// At least 95 % of the frames sent were written.
+pub(crate) fn assert_nearly_every_frame(written: u64, sent: u64) {
+    assert!(
+        written * 100 >= sent * 95,
+        "{written} of {sent} frames written"
+    );
 }
