@@ -49,6 +49,12 @@ pub(crate) struct SimulateArgs {
     /// No progress bar on stderr.
     #[arg(long)]
     quiet: bool,
+
+    /// Resolve the scenario's relative paths (traces, clips) against this
+    /// file's directory instead of FILE's (`sweep` runs generated scenario
+    /// files this way).
+    #[arg(long, value_name = "PATH")]
+    origin: Option<PathBuf>,
 }
 
 /// `--duration`: a positive duration with a unit.
@@ -62,7 +68,14 @@ fn parse_run_duration(text: &str) -> Result<Duration, String> {
 
 /// Runs `fairstream simulate`.
 pub(crate) fn run(args: &SimulateArgs) -> anyhow::Result<()> {
-    let mut scenario = Scenario::from_file(&args.file)?;
+    let mut scenario = match &args.origin {
+        None => Scenario::from_file(&args.file)?,
+        Some(origin) => {
+            let text = fs::read_to_string(&args.file)
+                .with_context(|| format!("cannot read {}", args.file.display()))?;
+            Scenario::from_str(&text, &origin.display().to_string())?
+        }
+    };
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }

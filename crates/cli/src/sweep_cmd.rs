@@ -16,6 +16,7 @@
 //! mean and the half-width of its 95 % confidence interval over the
 //! seeds, Student's t).
 
+mod hyperqueue;
 mod plan;
 mod stats;
 
@@ -53,6 +54,36 @@ pub(crate) struct SweepArgs {
     /// No progress line on stderr
     #[arg(long)]
     quiet: bool,
+    /// Where the runs run: `local` (--jobs threads of this process), or
+    /// `hyperqueue` (a local HyperQueue cluster of --jobs cores) or
+    /// `hyperqueue=SERVER_DIR` (the HyperQueue server of that directory, on
+    /// a cluster). HyperQueue needs its Python package (pip install
+    /// hyperqueue) in the Python that FAIRSTREAM_PYTHON names (default:
+    /// python3). The tables are the same byte for byte either way
+    #[arg(long, value_name = "ENGINE", default_value = "local", value_parser = parse_engine)]
+    engine: Engine,
+}
+
+/// Where the runs run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// Threads of this process.
+    Local,
+    /// HyperQueue: a local cluster (`None`) or the server of a directory.
+    HyperQueue(Option<PathBuf>),
+}
+
+fn parse_engine(text: &str) -> Result<Engine, String> {
+    match text.split_once('=') {
+        None if text == "local" => Ok(Engine::Local),
+        None if text == "hyperqueue" => Ok(Engine::HyperQueue(None)),
+        Some(("hyperqueue", dir)) if !dir.is_empty() => {
+            Ok(Engine::HyperQueue(Some(PathBuf::from(dir))))
+        }
+        _ => Err(format!(
+            "`{text}` is not an engine (local, hyperqueue, or hyperqueue=SERVER_DIR)"
+        )),
+    }
 }
 
 /// One run's result.
@@ -85,6 +116,10 @@ pub(crate) fn run(args: &SweepArgs) -> Result<()> {
         usize::from,
     );
     let jobs = jobs.clamp(1, MAX_JOBS).min(tasks.len().max(1));
+    if let Engine::HyperQueue(server) = &args.engine {
+        let missing = missing_runs(&plan, &points, &tasks, &cache, &binary)?;
+        hyperqueue::run(&plan, &missing, &out, server.as_deref(), jobs, args.quiet)?;
+    }
     let results = execute(&plan, &points, &tasks, jobs, &cache, &binary, args.quiet)?;
     write_tables(&plan, &points, &results, &out)?;
     if !args.quiet {
@@ -217,6 +252,51 @@ fn progress(done: usize, total: usize, cached: usize, started: std::time::Instan
     let _ = stderr.flush();
 }
 
+/// A run the cache does not hold yet: its scenario text and cache file.
+pub(crate) struct Missing {
+    pub(crate) key: String,
+    pub(crate) text: String,
+    pub(crate) summary: PathBuf,
+}
+
+/// The runs whose summaries are not in `cache`.
+fn missing_runs(
+    plan: &Plan,
+    points: &[Point],
+    tasks: &[(usize, u64)],
+    cache: &Path,
+    binary: &str,
+) -> Result<Vec<Missing>> {
+    let mut missing = Vec::new();
+    for &(point, seed) in tasks {
+        let text = plan.scenario_text(&points[point], seed)?;
+        let key = cache_key(binary, &text);
+        let summary = cache.join(format!("{key}.json"));
+        if !summary.exists() {
+            missing.push(Missing { key, text, summary });
+        }
+    }
+    Ok(missing)
+}
+
+/// The cache's name for a run: a SHA-256 of the executable's digest and
+/// the run's scenario text.
+fn cache_key(binary: &str, text: &str) -> String {
+    hex(&Sha256::digest(format!("{binary}\n{text}").as_bytes()))
+}
+
+/// Stores `summary` (any JSON text of a summary) as the cache file
+/// `file`: written whole, then renamed, so an interrupted sweep leaves no
+/// half file; in one form whatever engine ran it.
+pub(crate) fn store(file: &Path, summary: &Value) -> Result<()> {
+    let mut partial = file.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, serde_json::to_string(summary)?)
+        .with_context(|| format!("cannot write {}", partial.display()))?;
+    std::fs::rename(&partial, file).with_context(|| format!("cannot write {}", file.display()))
+}
+
 /// One simulation, or its cached summary: (summary, from the cache).
 fn one_run(
     plan: &Plan,
@@ -227,8 +307,7 @@ fn one_run(
     origin: &str,
 ) -> Result<(Value, bool)> {
     let text = plan.scenario_text(point, seed)?;
-    let key = hex(&Sha256::digest(format!("{binary}\n{text}").as_bytes()));
-    let file = cache.join(format!("{key}.json"));
+    let file = cache.join(format!("{}.json", cache_key(binary, &text)));
     if let Ok(cached) = std::fs::read_to_string(&file) {
         if let Ok(summary) = serde_json::from_str(&cached) {
             return Ok((summary, true));
@@ -236,12 +315,11 @@ fn one_run(
     }
     let scenario = Scenario::from_str(&text, origin)?;
     let mut simulation = Simulation::new(&scenario)?;
-    let summary = serde_json::to_value(simulation.run())?;
-    // Written whole, then renamed: an interrupted sweep leaves no half file.
-    let partial = cache.join(format!("{key}.json.partial"));
-    std::fs::write(&partial, serde_json::to_string(&summary)?)
-        .with_context(|| format!("cannot write {}", partial.display()))?;
-    std::fs::rename(&partial, &file).with_context(|| format!("cannot write {}", file.display()))?;
+    // Through text, as a cached or HyperQueue summary comes: every engine
+    // and every rerun reads the same numbers.
+    let text = serde_json::to_string(&simulation.run())?;
+    let summary: Value = serde_json::from_str(&text)?;
+    store(&file, &summary)?;
     Ok((summary, false))
 }
 

@@ -206,3 +206,106 @@ fn mistakes_in_a_sweep_file_are_named() {
     assert!(!output.status.success());
     assert!(stderr.contains("point 1"), "{stderr}");
 }
+
+/// The Python with HyperQueue's package (FAIRSTREAM_PYTHON, or python3);
+/// `None` (the test is skipped) when there is none, unless
+/// FAIRSTREAM_REQUIRE_ALL=1 (CI), where that is a failure.
+fn python_with_hyperqueue() -> Option<String> {
+    let python = std::env::var("FAIRSTREAM_PYTHON").unwrap_or_else(|_| "python3".into());
+    let found = Command::new(&python)
+        .args(["-c", "import hyperqueue"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return Some(python);
+    }
+    assert!(
+        std::env::var("FAIRSTREAM_REQUIRE_ALL").as_deref() != Ok("1"),
+        "{python} has no hyperqueue package (pip install hyperqueue; FAIRSTREAM_PYTHON names the Python)"
+    );
+    eprintln!("skipped: {python} has no hyperqueue package");
+    None
+}
+
+#[test]
+fn hyperqueue_gives_the_same_tables_as_local_jobs() {
+    let Some(python) = python_with_hyperqueue() else {
+        return;
+    };
+    let dir = scratch("hyperqueue");
+    // Three parameters × five seeds.
+    let file = dir.join("sweep.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"scenario = "{}"
+seeds = {{ from = 1, count = 5 }}
+[vary]
+"run.duration" = ["10s"]
+"link.bs-client.loss.loss_bad" = [0.05, 0.2]
+"link.bs-client.rate" = ["1mbit", "2mbit"]
+"flow.voip.transport.packet_size" = [160, 320]
+[metrics]
+voip_goodput_bps = "/flows/0/goodput_bps"
+ftp_goodput_bps = "/flows/1/goodput_bps"
+jain = {{ jain = "/flows/*/goodput_bps" }}
+"#,
+            base_scenario()
+        ),
+    )
+    .unwrap();
+    let local = dir.join("local");
+    run(&file, &local, "2");
+    let cluster = dir.join("cluster");
+    let output = Command::new(env!("CARGO_BIN_EXE_fairstream"))
+        .env("FAIRSTREAM_PYTHON", &python)
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            cluster.to_str().unwrap(),
+            "--engine",
+            "hyperqueue",
+            "--jobs",
+            "2",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Every run went through HyperQueue (nothing was cached before).
+    let tasks = std::fs::read_to_string(cluster.join("hyperqueue/manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&tasks).unwrap();
+    assert_eq!(manifest["tasks"].as_array().unwrap().len(), 8 * 5);
+    for name in ["runs.csv", "summary.csv", "summary.json", "summary.md"] {
+        assert_eq!(read(&local, name), read(&cluster, name), "{name}");
+    }
+    assert_eq!(read(&local, "runs.csv").lines().count(), 41);
+}
+
+#[test]
+fn a_missing_hyperqueue_is_named() {
+    let dir = scratch("no-hyperqueue");
+    let file = sweep_file(&dir, "");
+    let output = Command::new(env!("CARGO_BIN_EXE_fairstream"))
+        .env("FAIRSTREAM_PYTHON", "/nonexistent/python")
+        .args([
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            dir.join("o").to_str().unwrap(),
+            "--engine",
+            "hyperqueue",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("FAIRSTREAM_PYTHON"), "{stderr}");
+    let bad = fairstream(&["sweep", file.to_str().unwrap(), "--engine", "slurm"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not an engine"));
+}
