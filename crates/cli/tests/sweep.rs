@@ -309,3 +309,50 @@ fn a_missing_hyperqueue_is_named() {
     let bad = fairstream(&["sweep", file.to_str().unwrap(), "--engine", "slurm"]);
     assert!(String::from_utf8_lossy(&bad.stderr).contains("is not an engine"));
 }
+
+#[test]
+fn the_example_sweeps_run() {
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/sweeps");
+    let dir = scratch("examples");
+    let mut ran = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        // The same sweep with ten-second runs: it parses, every key path
+        // names a key, and every metric is found.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let scenario = text
+            .lines()
+            .find_map(|l| l.strip_prefix("scenario = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .unwrap();
+        let absolute = examples.join(scenario).canonicalize().unwrap();
+        let short: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("scenario = ") {
+                    format!("scenario = \"{}\"", absolute.display())
+                } else if l.starts_with("\"run.duration\"") {
+                    "\"run.duration\" = [\"10s\"]".to_owned()
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let file = dir.join(path.file_name().unwrap());
+        std::fs::write(&file, short).unwrap();
+        let out = dir.join(path.file_stem().unwrap());
+        run(&file, &out, "2");
+        let summary: Value = serde_json::from_str(&read(&out, "summary.json")).unwrap();
+        for point in summary["points"].as_array().unwrap() {
+            for (name, metric) in point["metrics"].as_object().unwrap() {
+                assert!(metric["mean"].is_number(), "{}: {name}", path.display());
+            }
+        }
+        ran += 1;
+    }
+    assert!(ran >= 2, "{ran} example sweeps");
+}

@@ -360,7 +360,9 @@ fn trace_paths_resolve_against_the_scenario_directory() {
 fn toml_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read_dir") {
         let path = entry.expect("entry").path();
-        if path.is_dir() {
+        // experiments/sweeps holds sweep files, not scenarios
+        // (crates/cli/tests/sweep.rs runs them).
+        if path.is_dir() && !path.ends_with("sweeps") {
             toml_files(&path, found);
         } else if path.extension().is_some_and(|e| e == "toml") {
             found.push(path);
