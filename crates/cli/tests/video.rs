@@ -78,6 +78,38 @@ fn evaluate_files(files: &Path, extra: &[&str]) -> Value {
     serde_json::from_slice(&ok(&args).stdout).unwrap()
 }
 
+/// `evaluate`'s figures under `keys` equal the simulator's.
+fn assert_agree(evaluated: &Value, media: &Value, keys: &[&str]) {
+    for key in keys {
+        assert_eq!(evaluated[*key], media[*key], "{key}");
+    }
+}
+
+/// `evaluate` on the EvalVid files in `files` (the sent stream as the
+/// reference) with `extra` fails; its stderr.
+fn evaluate_refused(files: &Path, extra: &[&str]) -> String {
+    let (video, st, sd, rd) = (
+        files.join("sent.264"),
+        files.join("st"),
+        files.join("sd"),
+        files.join("rd"),
+    );
+    let mut args = vec![
+        "evaluate",
+        "--reference",
+        s(&video),
+        "--sent",
+        s(&st),
+        s(&sd),
+        "--received",
+        s(&rd),
+    ];
+    args.extend_from_slice(extra);
+    let output = fairstream(&args);
+    assert!(!output.status.success());
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 #[test]
 fn decode_keeps_every_frame_position_of_a_stream_missing_a_frame() {
     let Some(input) = fairstream_testkit::shared_file("data/video/BA_MW_D_P_LOST.264") else {
@@ -162,34 +194,23 @@ fn evaluate_reproduces_the_simulators_verdict_from_the_evalvid_files() {
         assert!(files.join(name).exists(), "{name} missing");
     }
     let evaluated = evaluate_files(&files, &[]);
-    for key in [
-        "frames_total",
-        "frames_displayed",
-        "frames_lost",
-        "packets_lost",
-        "psnr_db_mean",
-        "psnr_db_mse",
-        "ssim_mean",
-        "mos_mean",
-        "stalls",
-    ] {
-        assert_eq!(evaluated[key], media[key], "{key}");
-    }
+    assert_agree(
+        &evaluated,
+        media,
+        &[
+            "frames_total",
+            "frames_displayed",
+            "frames_lost",
+            "packets_lost",
+            "psnr_db_mean",
+            "psnr_db_mse",
+            "ssim_mean",
+            "mos_mean",
+            "stalls",
+        ],
+    );
     // The st file's packet counts pin the packetization.
-    let output = fairstream(&[
-        "evaluate",
-        "--reference",
-        s(&files.join("sent.264")),
-        "--sent",
-        s(&files.join("st")),
-        s(&files.join("sd")),
-        "--received",
-        s(&files.join("rd")),
-        "--packet-size",
-        "200",
-    ]);
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--packet-size"));
+    assert!(evaluate_refused(&files, &["--packet-size", "200"]).contains("--packet-size"));
 }
 
 #[test]
@@ -218,21 +239,23 @@ fn evaluate_counts_what_fec_rebuilt_and_agrees_with_simulate() {
         }
     };
     let evaluated = evaluate(true);
-    for key in [
-        "frames_total",
-        "frames_displayed",
-        "frames_lost",
-        "packets_lost",
-        "packets_recovered_by_fec",
-        "psnr_db_mean",
-        "psnr_db_mse",
-        "ssim_mean",
-        "mos_mean",
-        "stalls",
-        "startup_delay_s",
-    ] {
-        assert_eq!(evaluated[key], media[key], "{key}");
-    }
+    assert_agree(
+        &evaluated,
+        media,
+        &[
+            "frames_total",
+            "frames_displayed",
+            "frames_lost",
+            "packets_lost",
+            "packets_recovered_by_fec",
+            "psnr_db_mean",
+            "psnr_db_mse",
+            "ssim_mean",
+            "mos_mean",
+            "stalls",
+            "startup_delay_s",
+        ],
+    );
     // Without the parity, evaluate judges the unprotected stream.
     let unprotected = evaluate(false);
     assert_eq!(unprotected["packets_recovered_by_fec"], 0);
@@ -286,35 +309,24 @@ fn evaluate_agrees_with_simulate_on_a_rebuffering_player() {
             "400ms",
         ],
     );
-    for key in [
-        "player",
-        "rebuffer_refill_s",
-        "rebuffers",
-        "rebuffer_time_s",
-        "frames_displayed",
-        "frames_lost",
-        "packets_lost",
-        "packets_late",
-        "stalls",
-        "psnr_db_mean",
-    ] {
-        assert_eq!(evaluated[key], media[key], "{key}");
-    }
+    assert_agree(
+        &evaluated,
+        media,
+        &[
+            "player",
+            "rebuffer_refill_s",
+            "rebuffers",
+            "rebuffer_time_s",
+            "frames_displayed",
+            "frames_lost",
+            "packets_lost",
+            "packets_late",
+            "stalls",
+            "psnr_db_mean",
+        ],
+    );
     // --refill belongs to the rebuffer model.
-    let output = fairstream(&[
-        "evaluate",
-        "--reference",
-        s(&files.join("sent.264")),
-        "--sent",
-        s(&files.join("st")),
-        s(&files.join("sd")),
-        "--received",
-        s(&files.join("rd")),
-        "--refill",
-        "1s",
-    ]);
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--player rebuffer"));
+    assert!(evaluate_refused(&files, &["--refill", "1s"]).contains("--player rebuffer"));
 }
 
 #[test]
@@ -403,17 +415,19 @@ fn evaluate_counts_what_arq_recovered_and_agrees_with_simulate() {
         "the run must lose packets that ARQ recovers: {flow}"
     );
     let evaluated = evaluate_files(&files, &["--startup-delay", "2s"]);
-    for key in [
-        "frames_total",
-        "frames_displayed",
-        "frames_lost",
-        "packets_lost",
-        "psnr_db_mean",
-        "ssim_mean",
-        "stalls",
-        "startup_delay_s",
-    ] {
-        assert_eq!(evaluated[key], media[key], "{key}");
-    }
+    assert_agree(
+        &evaluated,
+        media,
+        &[
+            "frames_total",
+            "frames_displayed",
+            "frames_lost",
+            "packets_lost",
+            "psnr_db_mean",
+            "ssim_mean",
+            "stalls",
+            "startup_delay_s",
+        ],
+    );
     assert_eq!(media["frames_lost"]["P"], 0);
 }
