@@ -457,18 +457,27 @@ impl RecvRun {
             return;
         }
         let now = self.clock.now();
-        let mut bytes = bytes.to_vec();
         let incoming_len = bytes.len();
-        let verdict = self
-            .protection
-            .incoming(&mut bytes, from, self.session.endpoint(), now);
-        if verdict.refusal == Some(Refusal::WrongPassphrase) {
-            self.refuse_sender(from);
-        }
-        if !verdict.deliver {
-            return;
-        }
-        let bytes = bytes.as_slice();
+        // Opened in a copy only when protected: a plain listener has
+        // nothing to open (what a plain end checks, a sealed Response, is a
+        // sender's concern).
+        let opened;
+        let bytes = if self.protection.is_on() {
+            let mut copy = bytes.to_vec();
+            let verdict = self
+                .protection
+                .incoming(&mut copy, from, self.session.endpoint(), now);
+            if verdict.refusal == Some(Refusal::WrongPassphrase) {
+                self.refuse_sender(from);
+            }
+            if !verdict.deliver {
+                return;
+            }
+            opened = copy;
+            opened.as_slice()
+        } else {
+            bytes
+        };
         self.last_source = Some(from);
         let iss = random_u64(now.as_nanos());
         self.session
