@@ -56,7 +56,9 @@ use flow::FlowState;
 pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
-pub use summary::{ArqOutcome, FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summary};
+pub use summary::{
+    ArqOutcome, ConnectionsShare, FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summary,
+};
 
 /// What a media flow leaves for `--out`.
 #[derive(Clone, Debug, PartialEq)]
@@ -159,6 +161,8 @@ pub struct Simulation {
     next_sample: Instant,
     series: TimeSeries,
     link_counters: Vec<[LinkCounters; 2]>,
+    /// Per flow, the data packets sent and lost at the last series row.
+    flow_counters: Vec<(u64, u64)>,
     addresses: Vec<FlowAddresses>,
     captures: Option<Captures>,
     /// Per flow, the media verdict once the run is over.
@@ -231,6 +235,7 @@ impl Simulation {
             events,
             link_wakes: vec![[None; 2]; network.links().len()],
             link_counters: vec![[LinkCounters::default(); 2]; network.links().len()],
+            flow_counters: vec![(0, 0); scenario.flows().len()],
             network,
             flows,
             next_packet_id: 0,
@@ -542,10 +547,21 @@ impl Simulation {
     fn sample(&mut self, at: Instant) {
         let interval_s = SERIES_INTERVAL.as_secs_f64();
         let bin = (at.as_nanos() / SERIES_INTERVAL.as_nanos() as u64) as usize;
-        for (flow, series) in self.flows.iter().zip(self.series.flows.iter_mut()) {
-            series
-                .rows
-                .push(flow.sample(at, bin.checked_sub(1), interval_s));
+        for ((flow, series), last) in self
+            .flows
+            .iter_mut()
+            .zip(self.series.flows.iter_mut())
+            .zip(self.flow_counters.iter_mut())
+        {
+            let lost = flow.stats.queue_drops + flow.stats.channel_losses;
+            let sent_in = flow.stats.packets_sent - last.0;
+            let lost_in = lost - last.1;
+            *last = (flow.stats.packets_sent, lost);
+            let row = flow.sample(at, bin.checked_sub(1), interval_s, sent_in, lost_in);
+            if let Some(connections) = row.connections {
+                flow.tally_connections(connections, sent_in, lost_in);
+            }
+            series.rows.push(row);
         }
         let mut index = 0;
         for (link, counters) in self

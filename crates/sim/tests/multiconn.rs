@@ -427,3 +427,49 @@ fn experiment_tables() {
         }
     }
 }
+
+/// Paper 001 Table 2's split: the summary gives, per connection count,
+/// the share of time and the packets sent and lost then; the shares add
+/// up to one and the packets to (nearly) the flow's own counts, and on
+/// paper 001's 1xRTT stand-in the loss rate rises with the count.
+#[test]
+fn the_summary_splits_time_and_losses_by_connection_count() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/paper001/1xrtt.toml");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("duration = \"1800s\"", "duration = \"600s\"");
+    let summary = run_text(&text);
+    let flow = &summary.flows[0];
+    let shares = flow
+        .by_connections
+        .as_ref()
+        .expect("a multi-connection flow");
+    assert_eq!(shares.len(), flow.connections_max.unwrap());
+    let time: f64 = shares.iter().map(|s| s.time_share).sum();
+    assert!((time - 1.0).abs() < 1e-9, "{time}");
+    let sent: u64 = shares.iter().map(|s| s.packets_sent).sum();
+    let lost: u64 = shares.iter().map(|s| s.packets_lost).sum();
+    // Only what the last 100 ms interval would have held is missing.
+    assert!(
+        sent <= flow.packets_sent && flow.packets_sent - sent <= 2,
+        "{sent} of {}",
+        flow.packets_sent
+    );
+    let all_lost = flow.packets_lost_congestion + flow.packets_lost_channel;
+    assert!(
+        lost <= all_lost && all_lost - lost <= 2,
+        "{lost} of {all_lost}"
+    );
+    assert!(shares.len() >= 2, "{shares:?}");
+    let one = shares[0].packet_loss_rate.unwrap();
+    let two = shares[1].packet_loss_rate.unwrap();
+    assert!(
+        two > one,
+        "loss with two connections {two} not above one's {one}"
+    );
+    // A single-connection flow has no split.
+    let single = run_text(&with_transport(&text, "cc = \"tfrc\""));
+    assert!(single.flows[0].by_connections.is_none());
+    assert!(single.flows[0].packet_loss_rate.unwrap() > 0.0);
+}

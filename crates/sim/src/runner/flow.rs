@@ -49,6 +49,10 @@ pub(super) enum Endpoints {
     Session(Box<SessionEnds>),
 }
 
+/// The largest connection count [`FlowState::tally_connections`] keeps
+/// apart (the session's own limit is far below).
+const MAX_TALLIED_COUNT: usize = 4096;
+
 /// Counters of one flow. Losses count data-direction packets only, so that
 /// they compare with `packets_sent`.
 #[derive(Clone, Debug, Default)]
@@ -63,6 +67,20 @@ pub(super) struct FlowStats {
     pub(super) delay_samples: u64,
     /// `bytes_received` per [`SERIES_BIN`] from time zero.
     pub(super) bins: Vec<u64>,
+    /// A multi-connection flow: per connection count (index 0 is one
+    /// connection), the series intervals that ended with that many open and
+    /// the data packets sent and lost in them. At most one element per
+    /// connection the controller may open.
+    pub(super) by_connections: Vec<CountTally>,
+}
+
+/// What happened in the series intervals that ended with one connection
+/// count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct CountTally {
+    pub(super) intervals: u64,
+    pub(super) packets_sent: u64,
+    pub(super) packets_lost: u64,
 }
 
 /// A flow in the running simulation.
@@ -447,7 +465,15 @@ impl FlowState {
 
     /// The time-series row at `at` for the bin that ends there (`None`
     /// before the first bin).
-    pub(super) fn sample(&self, at: Instant, bin: Option<usize>, interval_s: f64) -> FlowSample {
+    /// `sent` and `lost` are the data packets sent and lost in the interval.
+    pub(super) fn sample(
+        &self,
+        at: Instant,
+        bin: Option<usize>,
+        interval_s: f64,
+        sent: u64,
+        lost: u64,
+    ) -> FlowSample {
         let bytes = bin
             .and_then(|b| self.stats.bins.get(b))
             .copied()
@@ -489,6 +515,32 @@ impl FlowState {
             rtt_s,
             loss_event_rate,
             connections,
+            packets_sent: sent,
+            packets_lost: lost,
+        }
+    }
+
+    /// Counts an interval that ended with `connections` open (rounded to
+    /// the nearest whole count, at least one) with `sent` and `lost` data
+    /// packets.
+    pub(super) fn tally_connections(&mut self, connections: f64, sent: u64, lost: u64) {
+        if !connections.is_finite() {
+            return;
+        }
+        // A count beyond any controller's limit is not tallied (the
+        // aggregate's fractional n stays far below it).
+        let index = connections.round().max(1.0) as usize - 1;
+        if index >= MAX_TALLIED_COUNT {
+            return;
+        }
+        let tallies = &mut self.stats.by_connections;
+        if tallies.len() <= index {
+            tallies.resize(index + 1, CountTally::default());
+        }
+        if let Some(tally) = tallies.get_mut(index) {
+            tally.intervals += 1;
+            tally.packets_sent += sent;
+            tally.packets_lost += lost;
         }
     }
 

@@ -31,6 +31,11 @@ pub struct FlowSample {
     /// A multi-connection flow's open connections at `time_s` (the
     /// fractional n of the aggregate controller).
     pub connections: Option<f64>,
+    /// Data packets the sender handed to the network in the interval.
+    pub packets_sent: u64,
+    /// Data packets of the flow lost in the interval, by a queue or on a
+    /// channel.
+    pub packets_lost: u64,
 }
 
 /// One row of a link direction's series.
@@ -91,18 +96,20 @@ impl FlowSeries {
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(
             out,
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost"
         )?;
         for row in &self.rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{}",
                 row.time_s,
                 row.throughput_bps,
                 field(row.allowed_rate_bps),
                 field(row.rtt_s),
                 field(row.loss_event_rate),
-                field(row.connections)
+                field(row.connections),
+                row.packets_sent,
+                row.packets_lost
             )?;
         }
         Ok(())
@@ -157,13 +164,15 @@ mod tests {
                 rtt_s: Some(0.05),
                 loss_event_rate: None,
                 connections: None,
+                packets_sent: 12,
+                packets_lost: 1,
             }],
         };
         let mut out = Vec::new();
         series.write_csv(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections\n0.1,1500000,,0.05,,\n"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost\n0.1,1500000,,0.05,,,12,1\n"
         );
     }
 }

@@ -6,7 +6,7 @@ use fairstream_proto::time::Instant;
 
 use fairstream_media::stream::MediaReport;
 
-use super::flow::{FlowState, BIN, SERIES_BIN};
+use super::flow::{CountTally, FlowState, BIN, SERIES_BIN};
 use crate::network::NetworkLink;
 
 /// What a run measured.
@@ -84,6 +84,9 @@ pub struct FlowSummary {
     pub packets_lost_congestion: u64,
     /// Data packets of this flow lost on a channel.
     pub packets_lost_channel: u64,
+    /// Data packets lost (by a queue or on a channel) per data packet
+    /// sent; `null` when none was sent.
+    pub packet_loss_rate: Option<f64>,
     /// TCP: loss indications (fast retransmits and timeouts) per segment
     /// sent; `null` for flows without loss events.
     pub loss_event_rate: Option<f64>,
@@ -110,6 +113,13 @@ pub struct FlowSummary {
     /// The most connections open at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connections_max: Option<usize>,
+    /// A multi-connection flow, per connection count from one up to the
+    /// most seen (element i is i + 1 connections; paper 001 Table 2): the
+    /// share of the run's 100 ms series intervals that ended with that
+    /// many open, and the data packets sent and lost in them. Absent for
+    /// single-connection flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_connections: Option<Vec<ConnectionsShare>>,
     /// The most datagrams the receiver's reorder buffer held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_buffer_max_packets: Option<usize>,
@@ -124,6 +134,22 @@ pub struct FlowSummary {
     /// MOS, start-up delay, stalls, delay. Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaOutcome>,
+}
+
+/// The time a multi-connection flow spent with one connection count, and
+/// its losses then.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ConnectionsShare {
+    /// The connection count.
+    pub connections: usize,
+    /// The share of the series intervals (0-1) that ended with this count.
+    pub time_share: f64,
+    /// Data packets sent in those intervals.
+    pub packets_sent: u64,
+    /// Data packets lost in those intervals (queue or channel).
+    pub packets_lost: u64,
+    /// `packets_lost / packets_sent`; `null` when none was sent.
+    pub packet_loss_rate: Option<f64>,
 }
 
 /// What retransmission did in a session flow.
@@ -214,6 +240,7 @@ pub(super) fn flow_summary(
         packets_sent: stats.packets_sent,
         packets_lost_congestion: stats.queue_drops,
         packets_lost_channel: stats.channel_losses,
+        packet_loss_rate: ratio(stats.queue_drops + stats.channel_losses, stats.packets_sent),
         loss_event_rate: flow.loss_event_rate(),
         mean_rtt_s: flow.mean_rtt_s(),
         ecn_ce_received: flow.ecn_counts().map(|(marks, _)| marks),
@@ -225,6 +252,9 @@ pub(super) fn flow_summary(
             .session()
             .and_then(|s| s.sender().mean_open_connections()),
         connections_max: flow.session().map(|s| s.sender().max_open_connections()),
+        by_connections: flow
+            .session()
+            .map(|_| by_connections(&stats.by_connections)),
         reorder_buffer_max_packets: flow
             .session()
             .map(|s| s.receiver().stats().reorder.max_held),
@@ -246,6 +276,27 @@ pub(super) fn flow_summary(
         }),
         media,
     }
+}
+
+/// `part / whole`, `None` when `whole` is zero.
+fn ratio(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// The tallies as shares of the intervals counted.
+fn by_connections(tallies: &[CountTally]) -> Vec<ConnectionsShare> {
+    let intervals: u64 = tallies.iter().map(|t| t.intervals).sum();
+    tallies
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ConnectionsShare {
+            connections: i + 1,
+            time_share: ratio(t.intervals, intervals).unwrap_or(0.0),
+            packets_sent: t.packets_sent,
+            packets_lost: t.packets_lost,
+            packet_loss_rate: ratio(t.packets_lost, t.packets_sent),
+        })
+        .collect()
 }
 
 /// The coefficient of variation of the 1 s bins that lie wholly after the
