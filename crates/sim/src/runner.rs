@@ -29,6 +29,7 @@
 //!
 //! [`LinkDirection::next_event`]: crate::link::LinkDirection::next_event
 
+mod bursts;
 mod capture;
 mod dccp;
 mod flow;
@@ -387,6 +388,7 @@ impl Simulation {
             if packet.toward_receiver {
                 if let Some(flow) = self.flows.get_mut(packet.flow) {
                     flow.stats.channel_losses += 1;
+                    flow.data_resolved(packet.id, true);
                 }
             }
         }
@@ -426,6 +428,9 @@ impl Simulation {
             return;
         }
         self.accounting.delivered += 1;
+        if packet.toward_receiver {
+            flow.data_resolved(packet.id, false);
+        }
         let index = packet.flow;
         let out = flow.on_arrival(now, &packet);
         self.send_all(now, index, out);
@@ -467,6 +472,11 @@ impl Simulation {
             };
             self.next_packet_id += 1;
             self.accounting.created += 1;
+            if toward_receiver {
+                if let Some(runs) = self.flows.get_mut(index).and_then(|f| f.loss_runs.as_mut()) {
+                    runs.sent(packet.id);
+                }
+            }
             self.offer(now, first, packet);
         }
         let Some(flow) = self.flows.get_mut(index) else {
@@ -507,6 +517,7 @@ impl Simulation {
             if packet.toward_receiver {
                 if let Some(flow) = self.flows.get_mut(packet.flow) {
                     flow.stats.queue_drops += 1;
+                    flow.data_resolved(packet.id, true);
                 }
             }
         }

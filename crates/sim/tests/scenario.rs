@@ -361,8 +361,9 @@ fn toml_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read_dir") {
         let path = entry.expect("entry").path();
         // experiments/sweeps holds sweep files, not scenarios
-        // (crates/cli/tests/sweep.rs runs them).
-        if path.is_dir() && !path.ends_with("sweeps") {
+        // (crates/cli/tests/sweep.rs runs them), and experiments/papers the
+        // papers' own numbers (crates/cli/tests/reproduce.rs).
+        if path.is_dir() && !path.ends_with("sweeps") && !path.ends_with("papers") {
             toml_files(&path, found);
         } else if path.extension().is_some_and(|e| e == "toml") {
             found.push(path);

@@ -10,6 +10,7 @@ use fairstream_proto::time::Instant;
 use fairstream_proto::conn::Ccid;
 use fairstream_proto::units::{Bytes, Rate};
 
+use super::bursts::LossRuns;
 use super::dccp::{node_address, DccpEnds};
 use super::series::FlowSample;
 use super::session::SessionEnds;
@@ -97,6 +98,8 @@ pub(super) struct FlowState {
     /// The pending `FlowWake` the runner scheduled, if any.
     pub(super) wake_at: Option<Instant>,
     pub(super) stats: FlowStats,
+    /// A multi-connection flow's loss bursts (paper 001 Table 2).
+    pub(super) loss_runs: Option<LossRuns>,
 }
 
 impl FlowState {
@@ -271,6 +274,7 @@ impl FlowState {
                 _ => {}
             }
         }
+        let loss_runs = matches!(endpoints, Endpoints::Session(_)).then(LossRuns::default);
         Ok(FlowState {
             name: flow.name.clone(),
             cc: flow.transport.cc_name(),
@@ -281,6 +285,7 @@ impl FlowState {
             endpoints,
             wake_at: None,
             stats: FlowStats::default(),
+            loss_runs,
         })
     }
 
@@ -517,6 +522,17 @@ impl FlowState {
             connections,
             packets_sent: sent,
             packets_lost: lost,
+        }
+    }
+
+    /// Data packet `id` of this flow arrived or was lost (`lost`).
+    pub(super) fn data_resolved(&mut self, id: u64, lost: bool) {
+        let connections = match &self.endpoints {
+            Endpoints::Session(session) => session.connection_count(),
+            _ => return,
+        };
+        if let Some(runs) = &mut self.loss_runs {
+            runs.resolved(id, lost, connections);
         }
     }
 

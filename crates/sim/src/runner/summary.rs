@@ -6,6 +6,7 @@ use fairstream_proto::time::Instant;
 
 use fairstream_media::stream::MediaReport;
 
+use super::bursts::BurstTally;
 use super::flow::{CountTally, FlowState, BIN, SERIES_BIN};
 use crate::network::NetworkLink;
 
@@ -150,6 +151,15 @@ pub struct ConnectionsShare {
     pub packets_lost: u64,
     /// `packets_lost / packets_sent`; `null` when none was sent.
     pub packet_loss_rate: Option<f64>,
+    /// Loss bursts (maximal runs of the flow's data packets lost in
+    /// sending order) that ended with this count open.
+    pub bursts: u64,
+    /// Their mean length in packets; `null` without a burst.
+    pub burst_mean: Option<f64>,
+    /// The standard deviation of their lengths.
+    pub burst_sd: Option<f64>,
+    /// The longest.
+    pub burst_max: Option<u64>,
 }
 
 /// What retransmission did in a session flow.
@@ -253,8 +263,9 @@ pub(super) fn flow_summary(
             .and_then(|s| s.sender().mean_open_connections()),
         connections_max: flow.session().map(|s| s.sender().max_open_connections()),
         by_connections: flow
-            .session()
-            .map(|_| by_connections(&stats.by_connections)),
+            .loss_runs
+            .as_ref()
+            .map(|runs| by_connections(&stats.by_connections, runs.tallies())),
         reorder_buffer_max_packets: flow
             .session()
             .map(|s| s.receiver().stats().reorder.max_held),
@@ -283,18 +294,25 @@ fn ratio(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-/// The tallies as shares of the intervals counted.
-fn by_connections(tallies: &[CountTally]) -> Vec<ConnectionsShare> {
+/// The tallies as shares of the intervals counted, with the bursts.
+fn by_connections(tallies: &[CountTally], bursts: &[BurstTally]) -> Vec<ConnectionsShare> {
     let intervals: u64 = tallies.iter().map(|t| t.intervals).sum();
-    tallies
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ConnectionsShare {
-            connections: i + 1,
-            time_share: ratio(t.intervals, intervals).unwrap_or(0.0),
-            packets_sent: t.packets_sent,
-            packets_lost: t.packets_lost,
-            packet_loss_rate: ratio(t.packets_lost, t.packets_sent),
+    (0..tallies.len().max(bursts.len()))
+        .map(|i| {
+            let t = tallies.get(i).copied().unwrap_or_default();
+            let b = bursts.get(i).copied().unwrap_or_default();
+            let burst = b.stats();
+            ConnectionsShare {
+                connections: i + 1,
+                time_share: ratio(t.intervals, intervals).unwrap_or(0.0),
+                packets_sent: t.packets_sent,
+                packets_lost: t.packets_lost,
+                packet_loss_rate: ratio(t.packets_lost, t.packets_sent),
+                bursts: b.bursts,
+                burst_mean: burst.map(|(mean, _, _)| mean),
+                burst_sd: burst.map(|(_, sd, _)| sd),
+                burst_max: burst.map(|(_, _, longest)| longest),
+            }
         })
         .collect()
 }
