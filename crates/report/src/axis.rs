@@ -1,0 +1,189 @@
+//! Axis ranges worked out from the data, and tick labels.
+
+/// The values an axis shows, `low < high`, both finite.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Range {
+    /// The lowest value shown.
+    pub(crate) low: f64,
+    /// The highest value shown.
+    pub(crate) high: f64,
+}
+
+impl Range {
+    /// The distance from `low` to `high`.
+    pub(crate) fn span(self) -> f64 {
+        self.high - self.low
+    }
+
+    /// Whether `value` is shown.
+    pub(crate) fn contains(self, value: f64) -> bool {
+        (self.low..=self.high).contains(&value)
+    }
+}
+
+/// Room added to each end of a y axis that is not pinned at zero, as a
+/// fraction of the data's span, so that no line runs along the frame.
+const Y_ROOM: f64 = 0.05;
+/// Room added to each end of an x axis when symbols are drawn, so that a
+/// symbol at the first or last x is not cut in half.
+const X_ROOM: f64 = 0.02;
+
+/// The smallest and largest of `values` (all finite; the caller checked),
+/// or (0, 1) for none.
+fn extent(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), v| {
+        (low.min(v), high.max(v))
+    });
+    if low <= high {
+        (low, high)
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// Widens a range that is a single value (or nearly: less than the
+/// precision of the numbers) so that the value sits inside a visible axis.
+fn widened(low: f64, high: f64) -> (f64, f64) {
+    let magnitude = low.abs().max(high.abs());
+    if high - low > magnitude * 1e-12 && high > low {
+        return (low, high);
+    }
+    let pad = if magnitude > 0.0 {
+        magnitude * 0.1
+    } else {
+        1.0
+    };
+    (low - pad, high + pad)
+}
+
+/// The x axis for `values`: their extent, with a little room at both ends
+/// when `symbols` are drawn.
+pub(crate) fn x_range(values: impl Iterator<Item = f64>, symbols: bool) -> Range {
+    let (low, high) = extent(values);
+    let (low, high) = widened(low, high);
+    let room = if symbols { (high - low) * X_ROOM } else { 0.0 };
+    Range {
+        low: low - room,
+        high: high + room,
+    }
+}
+
+/// The y axis for `values`: their extent with a little room, including zero
+/// when `from_zero` (an end at zero gets no room).
+pub(crate) fn y_range(values: impl Iterator<Item = f64>, from_zero: bool) -> Range {
+    let (mut low, mut high) = extent(values);
+    if from_zero {
+        low = low.min(0.0);
+        high = high.max(0.0);
+    }
+    let (low, high) = if from_zero && low == 0.0 && high == 0.0 {
+        (0.0, 1.0)
+    } else {
+        widened(low, high)
+    };
+    let room = (high - low) * Y_ROOM;
+    let pinned = |end: f64| from_zero && end == 0.0;
+    Range {
+        low: if pinned(low) { low } else { low - room },
+        high: if pinned(high) { high } else { high + room },
+    }
+}
+
+/// Tick labels for an axis showing `range`: values of 10 000 and more in
+/// k, M or G, as many decimals as a thousandth of the span needs, trailing
+/// zeros trimmed (0.30000000000000004 reads 0.3, 2.50 reads 2.5).
+pub(crate) fn formatter(range: Range) -> impl Fn(&f64) -> String {
+    let magnitude = range.low.abs().max(range.high.abs());
+    let (divisor, suffix) = if magnitude >= 1e9 {
+        (1e9, "G")
+    } else if magnitude >= 1e6 {
+        (1e6, "M")
+    } else if magnitude >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let resolution = range.span() / divisor / 1000.0;
+    let decimals = if resolution > 0.0 && resolution < 1.0 {
+        (-resolution.log10()).ceil().clamp(0.0, 12.0) as usize
+    } else {
+        0
+    };
+    move |value: &f64| {
+        let text = format!("{:.decimals$}", value / divisor);
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &text
+        };
+        // -0 reads 0, and zero needs no unit prefix.
+        if text == "0" || text == "-0" {
+            "0".to_owned()
+        } else {
+            format!("{text}{suffix}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(low: f64, high: f64) -> Range {
+        Range { low, high }
+    }
+
+    #[test]
+    fn a_single_value_gets_an_axis_around_it() {
+        let y = y_range([5.0].into_iter(), false);
+        assert!(y.low < 5.0 && y.high > 5.0, "{y:?}");
+        let x = x_range([0.0].into_iter(), false);
+        assert!(x.low < 0.0 && x.high > 0.0, "{x:?}");
+        let y = y_range([7.0, 7.0, 7.0].into_iter(), true);
+        assert_eq!(y.low, 0.0);
+        assert!(y.high > 7.0, "{y:?}");
+        let zeros = y_range([0.0, 0.0].into_iter(), true);
+        assert_eq!(zeros.low, 0.0);
+        assert!(zeros.high >= 1.0, "{zeros:?}");
+    }
+
+    #[test]
+    fn from_zero_includes_zero_without_room_below_it() {
+        let y = y_range([2.0, 4.0].into_iter(), true);
+        assert_eq!(y.low, 0.0);
+        assert!((y.high - 4.2).abs() < 1e-9, "{y:?}");
+        let free = y_range([2.0, 4.0].into_iter(), false);
+        assert!((free.low - 1.9).abs() < 1e-9 && (free.high - 4.1).abs() < 1e-9);
+        let negative = y_range([-4.0, -2.0].into_iter(), true);
+        assert_eq!(negative.high, 0.0);
+        assert!(negative.low < -4.0);
+        let both = y_range([-1.0, 3.0].into_iter(), true);
+        assert!(both.low < -1.0 && both.high > 3.0);
+    }
+
+    #[test]
+    fn symbols_get_room_at_the_x_ends() {
+        let lines = x_range([0.0, 10.0].into_iter(), false);
+        assert_eq!((lines.low, lines.high), (0.0, 10.0));
+        let symbols = x_range([0.0, 10.0].into_iter(), true);
+        assert!(symbols.low < 0.0 && symbols.high > 10.0);
+    }
+
+    #[test]
+    fn labels_have_the_decimals_the_span_needs() {
+        let unit = formatter(range(0.0, 1.0));
+        assert_eq!(unit(&0.30000000000000004), "0.3");
+        assert_eq!(unit(&0.25), "0.25");
+        assert_eq!(unit(&1.0), "1");
+        let ten = formatter(range(0.0, 300.0));
+        assert_eq!(ten(&150.0), "150");
+        assert_eq!(ten(&-0.0), "0");
+        let big = formatter(range(0.0, 2.5e6));
+        assert_eq!(big(&1.5e6), "1.5M");
+        assert_eq!(big(&0.0), "0");
+        let thousands = formatter(range(0.0, 20_000.0));
+        assert_eq!(thousands(&12_500.0), "12.5k");
+        let tiny = formatter(range(0.001, 0.002));
+        assert_eq!(tiny(&0.0015), "0.0015");
+    }
+}
