@@ -102,8 +102,26 @@ fn frame_sizes(path: &Path) -> anyhow::Result<Vec<u64>> {
     }
 }
 
+/// The playout vector of frames of `sizes` bytes shown at `fps`, in slots
+/// of `slot`: frame i plays at i / fps.
+pub(crate) fn playout_in_slots(
+    sizes: &[u64],
+    fps: f64,
+    slot: Duration,
+) -> Result<Playout, fairstream_media::schedule::ScheduleError> {
+    let mut per_slot: Vec<u64> = Vec::new();
+    for (i, size) in sizes.iter().enumerate() {
+        let index = ((i as f64 / fps) / slot.as_secs_f64() + 1e-9).floor() as usize;
+        if per_slot.len() <= index {
+            per_slot.resize(index + 1, 0);
+        }
+        per_slot[index] += size;
+    }
+    Playout::from_frame_sizes(&per_slot)
+}
+
 /// Bytes per slot of a rate, at least one.
-fn bytes_per_slot(rate: Rate, slot: Duration) -> u64 {
+pub(crate) fn bytes_per_slot(rate: Rate, slot: Duration) -> u64 {
     (rate.bytes_per_sec() * slot.as_secs_f64()).floor().max(1.0) as u64
 }
 
@@ -143,16 +161,7 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<()> {
     let frame_period = Duration::from_secs_f64(1.0 / args.fps);
     let slot = args.slot.unwrap_or(frame_period);
     let sizes = frame_sizes(&args.source)?;
-    // Frames into slots: frame i plays at i / fps.
-    let mut per_slot: Vec<u64> = Vec::new();
-    for (i, size) in sizes.iter().enumerate() {
-        let index = ((i as f64 / args.fps) / slot.as_secs_f64() + 1e-9).floor() as usize;
-        if per_slot.len() <= index {
-            per_slot.resize(index + 1, 0);
-        }
-        per_slot[index] += size;
-    }
-    let playout = Playout::from_frame_sizes(&per_slot)?;
+    let playout = playout_in_slots(&sizes, args.fps, slot)?;
     let constraint = match (&args.rate, &args.rate_curve) {
         (Some(rate), _) => RateConstraint::Fixed {
             bytes_per_slot: bytes_per_slot(*rate, slot),

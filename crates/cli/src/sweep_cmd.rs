@@ -17,8 +17,8 @@
 //! seeds, Student's t).
 
 mod hyperqueue;
-mod plan;
-mod stats;
+pub(crate) mod plan;
+pub(crate) mod stats;
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
@@ -73,7 +73,7 @@ pub(crate) enum Engine {
     HyperQueue(Option<PathBuf>),
 }
 
-fn parse_engine(text: &str) -> Result<Engine, String> {
+pub(crate) fn parse_engine(text: &str) -> Result<Engine, String> {
     match text.split_once('=') {
         None if text == "local" => Ok(Engine::Local),
         None if text == "hyperqueue" => Ok(Engine::HyperQueue(None)),
@@ -103,6 +103,59 @@ pub(crate) fn run(args: &SweepArgs) -> Result<()> {
             .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
         PathBuf::from(format!("sweep-{stem}"))
     });
+    let outcome = execute_plan(&plan, &out, args.jobs, &args.engine, args.quiet)?;
+    write_tables(&plan, &outcome, &out)?;
+    if !args.quiet {
+        eprintln!(
+            "sweep: {} points × {} seeds written to {}",
+            outcome.points.len(),
+            plan.seeds.len(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// What a sweep produced: its points and every run's metrics, by point
+/// and then in the order of the plan's seeds.
+pub(crate) struct Outcome {
+    pub(crate) points: Vec<Point>,
+    results: Vec<RunResult>,
+}
+
+impl Outcome {
+    /// The values of metric `metric` (an index into `Plan::metrics`) at
+    /// point `point` over the seeds that gave one.
+    pub(crate) fn values(&self, point: usize, metric: usize) -> Vec<f64> {
+        self.results
+            .iter()
+            .filter(|r| r.point == point)
+            .filter_map(|r| r.metrics.get(metric).copied().flatten())
+            .collect()
+    }
+
+    /// The values of metric `metric` at point `point`, one per seed in the
+    /// plan's order (`None` where a run lacks it), so that two points
+    /// pair up seed by seed.
+    pub(crate) fn by_seed(&self, point: usize, metric: usize) -> Vec<Option<f64>> {
+        self.results
+            .iter()
+            .filter(|r| r.point == point)
+            .map(|r| r.metrics.get(metric).copied().flatten())
+            .collect()
+    }
+}
+
+/// Runs every point and seed of `plan` (or takes them from the cache in
+/// `out/cache`) on `jobs` threads [default: the cores] or through
+/// `engine`.
+pub(crate) fn execute_plan(
+    plan: &Plan,
+    out: &Path,
+    jobs: Option<u16>,
+    engine: &Engine,
+    quiet: bool,
+) -> Result<Outcome> {
     let cache = out.join("cache");
     std::fs::create_dir_all(&cache)
         .with_context(|| format!("cannot create {}", cache.display()))?;
@@ -111,26 +164,17 @@ pub(crate) fn run(args: &SweepArgs) -> Result<()> {
     let tasks: Vec<(usize, u64)> = (0..points.len())
         .flat_map(|p| plan.seeds.iter().map(move |&s| (p, s)))
         .collect();
-    let jobs = args.jobs.map_or_else(
+    let jobs = jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         usize::from,
     );
     let jobs = jobs.clamp(1, MAX_JOBS).min(tasks.len().max(1));
-    if let Engine::HyperQueue(server) = &args.engine {
-        let missing = missing_runs(&plan, &points, &tasks, &cache, &binary)?;
-        hyperqueue::run(&plan, &missing, &out, server.as_deref(), jobs, args.quiet)?;
+    if let Engine::HyperQueue(server) = engine {
+        let missing = missing_runs(plan, &points, &tasks, &cache, &binary)?;
+        hyperqueue::run(plan, &missing, out, server.as_deref(), jobs, quiet)?;
     }
-    let results = execute(&plan, &points, &tasks, jobs, &cache, &binary, args.quiet)?;
-    write_tables(&plan, &points, &results, &out)?;
-    if !args.quiet {
-        eprintln!(
-            "sweep: {} points × {} seeds written to {}",
-            points.len(),
-            plan.seeds.len(),
-            out.display()
-        );
-    }
-    Ok(())
+    let results = execute(plan, &points, &tasks, jobs, &cache, &binary, quiet)?;
+    Ok(Outcome { points, results })
 }
 
 /// A digest of the running executable: the cache's notion of "the binary's
@@ -349,7 +393,9 @@ fn number(x: Option<f64>) -> String {
 }
 
 /// `runs.csv`, `summary.csv`, `summary.json` and `summary.md`.
-fn write_tables(plan: &Plan, points: &[Point], results: &[RunResult], out: &Path) -> Result<()> {
+pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result<()> {
+    let points = &outcome.points;
+    let results = &outcome.results;
     let params: Vec<&str> = plan.vary.iter().map(|(k, _)| k.as_str()).collect();
     let metrics: Vec<&str> = plan.metrics.iter().map(|(k, _)| k.as_str()).collect();
     let quote = |s: &str| {
