@@ -1,8 +1,7 @@
 //! `fairstream`: the command-line front end.
 //!
-//! Subcommands so far: `demo`, `equation`, `simulate`, `decode`, `evaluate`,
-//! `schedule`, `send`, `recv`, `emulate` and `relay`; the others of
-//! DESIGN.md (`sweep`) are added as they come to work.
+//! Subcommands: `demo`, `equation`, `simulate`, `sweep`, `reproduce`,
+//! `decode`, `evaluate`, `schedule`, `send`, `recv`, `emulate` and `relay`.
 
 use std::process::ExitCode;
 
@@ -13,6 +12,7 @@ mod emulate_cmd;
 mod equation_cmd;
 mod plots;
 mod relay_cmd;
+mod reproduce_cmd;
 mod schedule_cmd;
 mod simulate_cmd;
 mod stream_cmd;
@@ -63,6 +63,16 @@ enum Command {
     /// .md (mean ± the 95 % confidence interval's half-width over the seeds,
     /// Student's t). See docs/reproducing.md.
     Sweep(sweep_cmd::SweepArgs),
+    /// Run the sweeps behind a paper's tables and figures and report them beside the paper's numbers
+    ///
+    /// `fairstream reproduce 001` (MULTFRC: Tables 1-2, Fig. 2) or `003`
+    /// (proxy-based streaming: Tables 1-3, Figs. 4 and 6): the scenarios and
+    /// the paper's own numbers are built in (experiments/), the runs go
+    /// through the sweep engine (--jobs, --engine, a cache that resumes), and
+    /// the report is OUT/index.html (self-contained) and OUT/index.md with
+    /// PNG charts. --quick: fewer seeds and shorter runs, a few minutes on
+    /// two cores. See docs/reproducing.md.
+    Reproduce(reproduce_cmd::ReproduceArgs),
     /// Decode an H.264 file to raw I420 with error concealment, keeping every frame position
     ///
     /// Frames missing from the stream (found from frame_num gaps) or that the
@@ -136,6 +146,7 @@ fn main() -> ExitCode {
         Command::Equation(args) => equation_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Sweep(args) => sweep_cmd::run(&args),
+        Command::Reproduce(args) => reproduce_cmd::run(&args),
         Command::Decode(args) => video_cmd::run_decode(&args),
         Command::Evaluate(args) => video_cmd::run_evaluate(&args),
         Command::Schedule(args) => schedule_cmd::run(&args),

@@ -238,8 +238,19 @@ fn version_and_help() {
     assert_eq!(
         commands,
         [
-            "demo", "equation", "simulate", "sweep", "decode", "evaluate", "schedule", "send",
-            "recv", "emulate", "relay", "help"
+            "demo",
+            "equation",
+            "simulate",
+            "sweep",
+            "reproduce",
+            "decode",
+            "evaluate",
+            "schedule",
+            "send",
+            "recv",
+            "emulate",
+            "relay",
+            "help"
         ]
     );
 }

@@ -1,0 +1,199 @@
+//! `fairstream reproduce` as a researcher runs it: the quick runs of papers
+//! 001 and 003 write a self-contained HTML page and a Markdown file with
+//! the paper's numbers beside ours, a rerun takes everything from the cache
+//! and writes the same report, papers not yet reproducible are refused with
+//! the reason, and the paper numbers in `experiments/papers/` are quoted
+//! exactly from the papers' text.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fairstream(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fairstream"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "fairstream-reproduce-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn succeed(args: &[&str]) {
+    let out = fairstream(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The HTML opens offline: no scripts, no external references, charts inline.
+fn assert_self_contained(html: &str, charts: usize) {
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..40]);
+    assert!(!html.contains("<script"));
+    for outside in ["src=\"http", "href=\"http", "url(http", "<link "] {
+        assert!(
+            !html.contains(outside),
+            "the page refers outside: {outside}"
+        );
+    }
+    assert_eq!(html.matches("<svg").count(), charts, "inline charts");
+}
+
+#[test]
+fn paper_001_quick_sets_the_papers_tables_beside_ours_and_resumes() {
+    let out = scratch("001");
+    let dir = out.to_str().unwrap();
+    succeed(&[
+        "reproduce",
+        "001",
+        "--quick",
+        "--out",
+        dir,
+        "--jobs",
+        "2",
+        "--quiet",
+    ]);
+    let md = read(&out, "index.md");
+    // Table 1 with the paper's numbers and ours beside them.
+    for row in [
+        "| one TFRC | 54 |",
+        "| MULTFRC | 86 |",
+        "| MULTFRC / one TFRC | 1.59 |",
+    ] {
+        assert!(md.contains(row), "{row} missing from:\n{md}");
+    }
+    // Table 2, both channels, with the paper's burst lengths.
+    assert_eq!(md.matches("| two | 60.1 |").count(), 2, "{md}");
+    assert!(md.contains("| 2.41 |"));
+    // A verdict per trend, and Fig. 2 redrawn.
+    assert!(md.matches("the trend matches").count() >= 4, "{md}");
+    assert!(md.contains("![fig2-throughput](fig2-throughput.png)"));
+    for png in ["fig2-throughput.png", "fig2-losses.png"] {
+        let bytes = std::fs::read(out.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    assert_self_contained(&read(&out, "index.html"), 2);
+    // The sweeps' own tables.
+    assert!(read(&out, "work/table1/summary.md").contains("multfrc"));
+    // Again: everything from the cache, the same report byte for byte.
+    let cached = std::fs::read_dir(out.join("work/cache")).unwrap().count();
+    assert_eq!(cached, 2 * 2 * 3 + 2 * 3, "one summary per point and seed");
+    succeed(&["reproduce", "1", "--quick", "--out", dir, "--quiet"]);
+    assert_eq!(read(&out, "index.md"), md);
+    assert_eq!(
+        std::fs::read_dir(out.join("work/cache")).unwrap().count(),
+        cached
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn paper_003_quick_computes_the_three_tables_from_simulated_rate_curves() {
+    let out = scratch("003");
+    let dir = out.to_str().unwrap();
+    succeed(&["reproduce", "003", "--quick", "--out", dir, "--quiet"]);
+    let md = read(&out, "index.md");
+    for row in [
+        "| TCP, wired | 65.6 |",
+        "| TFRC, wireless | 49.7 |",
+        "| TCP | 4.1 |",
+        "| TCP (without proxy) | 16.5 |",
+        "| TFRC (with proxy) | 2.2 |",
+    ] {
+        assert!(md.contains(row), "{row} missing from:\n{md}");
+    }
+    assert!(md.contains("Backbone loss rate measured:"));
+    // The proxy's gain: both delays fall with it in our runs too.
+    assert_eq!(
+        md.matches("with a proxy against without").count(),
+        4,
+        "{md}"
+    );
+    assert_self_contained(&read(&out, "index.html"), 2);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn papers_not_yet_reproducible_are_refused_with_the_reason() {
+    for (paper, reason) in [
+        ("002", "issue 16"),
+        ("004", "issue 15"),
+        ("000", "issue 17"),
+        ("12", "no paper 012"),
+        ("one", "not a paper number"),
+    ] {
+        let out = fairstream(&["reproduce", paper, "--out", "/nonexistent/never"]);
+        assert!(!out.status.success(), "{paper}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(reason), "{paper}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// Collapses what a transcription adds around a table's cells (TeX
+/// dollars, emphasis, runs of spaces).
+fn plain(text: &str) -> String {
+    text.replace(['$', '*'], "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every row of every table in `experiments/papers/*.toml` is a line of
+/// the paper's text (cells separated by tabs), and every caption is in it.
+#[test]
+fn paper_numbers_are_quoted_exactly() {
+    let papers = repository().join("experiments/papers");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&papers).unwrap() {
+        let path = entry.unwrap().path();
+        let data: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let file = data["file"].as_str().unwrap();
+        let text = std::fs::read_to_string(repository().join("../shared/papers").join(file))
+            .unwrap_or_else(|e| panic!("{}: {file}: {e}", path.display()));
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        let flat = plain(&text);
+        for table in data["table"].as_array().unwrap() {
+            let label = table["label"].as_str().unwrap();
+            let caption = table["caption"].as_str().unwrap();
+            assert!(
+                flat.contains(&plain(caption)),
+                "{}: {label}'s caption is not in {file}",
+                path.display()
+            );
+            for row in table["rows"].as_array().unwrap() {
+                let cells: Vec<&str> = row
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_str().unwrap())
+                    .collect();
+                let line = cells.join("\t");
+                assert!(
+                    lines.contains(&line.as_str()),
+                    "{}: {label} row {line:?} is not a line of {file}",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 13, "{checked} rows checked");
+}
