@@ -156,7 +156,7 @@ impl Runner {
     }
 
     /// Runs `plan` (or takes it from the cache) and writes its own tables
-    /// into `work/NAME/`.
+    /// and report into `work/NAME/`.
     pub(crate) fn run(&self, name: &str, plan: &Plan) -> Result<Outcome> {
         if !self.quiet {
             eprintln!("reproduce: {name}");
@@ -166,7 +166,7 @@ impl Runner {
         let dir = self.work.join(name);
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        sweep_cmd::write_tables(plan, &outcome, &dir)?;
+        sweep_cmd::write_outputs(plan, &outcome, &dir, name)?;
         Ok(outcome)
     }
 

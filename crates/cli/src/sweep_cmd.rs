@@ -18,6 +18,7 @@
 
 mod hyperqueue;
 pub(crate) mod plan;
+mod report;
 pub(crate) mod stats;
 
 use std::fmt::Write as _;
@@ -28,6 +29,7 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use fairstream_report::Table;
 use fairstream_sim::runner::Simulation;
 use fairstream_sim::scenario::Scenario;
 use serde_json::{json, Value};
@@ -96,15 +98,16 @@ struct RunResult {
 /// Runs `fairstream sweep`.
 pub(crate) fn run(args: &SweepArgs) -> Result<()> {
     let plan = Plan::read(&args.file)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args
-            .file
-            .file_stem()
-            .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
-        PathBuf::from(format!("sweep-{stem}"))
-    });
+    let name = args
+        .file
+        .file_stem()
+        .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("sweep-{name}")));
     let outcome = execute_plan(&plan, &out, args.jobs, &args.engine, args.quiet)?;
-    write_tables(&plan, &outcome, &out)?;
+    write_outputs(&plan, &outcome, &out, &name)?;
     if !args.quiet {
         eprintln!(
             "sweep: {} points × {} seeds written to {}",
@@ -392,8 +395,16 @@ fn number(x: Option<f64>) -> String {
         .map_or_else(String::new, |x| format!("{x}"))
 }
 
-/// `runs.csv`, `summary.csv`, `summary.json` and `summary.md`.
-pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result<()> {
+/// The tables (below) and the report (`index.html`, `index.md` and a chart
+/// per metric) of sweep `name` into `out`.
+pub(crate) fn write_outputs(plan: &Plan, outcome: &Outcome, out: &Path, name: &str) -> Result<()> {
+    let table = write_tables(plan, outcome, out)?;
+    report::write(plan, outcome, table, out, name)
+}
+
+/// `runs.csv`, `summary.csv`, `summary.json` and `summary.md`; returns the
+/// summary table as `summary.md` shows it.
+fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result<Table> {
     let points = &outcome.points;
     let results = &outcome.results;
     let params: Vec<&str> = plan.vary.iter().map(|(k, _)| k.as_str()).collect();
@@ -425,7 +436,6 @@ pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result
     write(out, "runs.csv", &runs)?;
     // Per point: mean and CI half-width of each metric over the seeds.
     let mut csv = String::new();
-    let mut md = String::new();
     let mut json_points = Vec::new();
     let mut csv_header = vec!["point".to_owned()];
     csv_header.extend(params.iter().map(|p| quote(p)));
@@ -435,18 +445,11 @@ pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result
         csv_header.push(quote(&format!("{m} ci95")));
     }
     let _ = writeln!(csv, "{}", csv_header.join(","));
-    let _ = writeln!(
-        md,
-        "| point | {}seeds | {} |",
-        params.iter().map(|p| format!("{p} | ")).collect::<String>(),
-        metrics.join(" | ")
-    );
-    let _ = writeln!(
-        md,
-        "|---|{}---|{}",
-        "---|".repeat(params.len()),
-        "---|".repeat(metrics.len())
-    );
+    let mut header = vec!["point".to_owned()];
+    header.extend(params.iter().map(|p| (*p).to_owned()));
+    header.push("seeds".to_owned());
+    header.extend(metrics.iter().map(|m| (*m).to_owned()));
+    let mut md_rows = Vec::new();
     for (p, point) in points.iter().enumerate() {
         let runs: Vec<&RunResult> = results.iter().filter(|r| r.point == p).collect();
         let mut row = vec![(p + 1).to_string()];
@@ -478,17 +481,11 @@ pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result
             );
         }
         let _ = writeln!(csv, "{}", row.join(","));
-        let _ = writeln!(
-            md,
-            "| {} | {}{} | {} |",
-            p + 1,
-            point
-                .iter()
-                .map(|v| format!("{} | ", cell(v)))
-                .collect::<String>(),
-            runs.len(),
-            md_cells.join(" | ")
-        );
+        let mut md_row = vec![(p + 1).to_string()];
+        md_row.extend(point.iter().map(cell));
+        md_row.push(runs.len().to_string());
+        md_row.extend(md_cells);
+        md_rows.push(md_row);
         let parameters: serde_json::Map<String, Value> = params
             .iter()
             .zip(point)
@@ -507,7 +504,11 @@ pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result
         }));
     }
     write(out, "summary.csv", &csv)?;
-    write(out, "summary.md", &md)?;
+    let table = Table {
+        header,
+        rows: md_rows,
+    };
+    write(out, "summary.md", &markdown_table(&table))?;
     let summary = json!({
         "scenario": plan.scenario.display().to_string(),
         "seeds": plan.seeds,
@@ -518,7 +519,18 @@ pub(crate) fn write_tables(plan: &Plan, outcome: &Outcome, out: &Path) -> Result
         "summary.json",
         &serde_json::to_string_pretty(&summary)?,
     )?;
-    Ok(())
+    Ok(table)
+}
+
+/// `table` as a Markdown table, cells as they are.
+fn markdown_table(table: &Table) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "| {} |", table.header.join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(table.header.len()));
+    for row in &table.rows {
+        let _ = writeln!(md, "| {} |", row.join(" | "));
+    }
+    md
 }
 
 /// Four significant digits, and the decimals used.

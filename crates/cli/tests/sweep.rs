@@ -87,9 +87,27 @@ fn one_job_or_two_give_the_same_tables_and_a_sweep_resumes_from_its_cache() {
     let (one, two) = (dir.join("one"), dir.join("two"));
     run(&file, &one, "1");
     run(&file, &two, "2");
-    for name in ["runs.csv", "summary.csv", "summary.json", "summary.md"] {
+    for name in [
+        "runs.csv",
+        "summary.csv",
+        "summary.json",
+        "summary.md",
+        "index.md",
+        "index.html",
+    ] {
         assert_eq!(read(&one, name), read(&two, name), "{name}");
     }
+    // The report: a chart per metric against the rate (the last numeric
+    // parameter), one line per loss_bad, inline in the page.
+    let md = read(&one, "index.md");
+    assert!(
+        md.contains("![ftp_goodput_bps](ftp_goodput_bps.png)"),
+        "{md}"
+    );
+    assert!(one.join("jain.png").exists());
+    let html = read(&one, "index.html");
+    assert_eq!(html.matches("<svg").count(), 3);
+    assert!(html.contains("link.bs-client.rate (mbit)") && html.contains("loss_bad = 0.2"));
     // 4 points × 3 seeds, a header line each.
     assert_eq!(read(&one, "runs.csv").lines().count(), 13);
     assert_eq!(read(&one, "summary.csv").lines().count(), 5);
