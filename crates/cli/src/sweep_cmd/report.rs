@@ -119,6 +119,10 @@ pub(crate) fn write(
         .with_context(|| format!("cannot write the sweep's report into {}", out.display()))
 }
 
+/// One line of a chart: the other parameters' values, the means and the
+/// confidence intervals.
+type Line = (Point, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+
 /// Metric `m` against parameter `x`, one line per combination of the other
 /// parameters; `None` when no point has a value.
 fn metric_chart(
@@ -139,7 +143,7 @@ fn metric_chart(
     // The parameters that tell the lines apart: not x, not a constant.
     let shown = |i: usize| i != x && plan.vary.get(i).is_some_and(|(_, v)| v.len() > 1);
     // Lines keyed by the other parameters' values, in the points' order.
-    let mut lines: Vec<(Point, Vec<(f64, f64)>, Vec<(f64, f64, f64)>)> = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
     for (p, point) in outcome.points.iter().enumerate() {
         let (xv, _) = numeric(point.get(x)?)?;
         let others: Point = point
