@@ -73,16 +73,24 @@ pub(super) fn build(context: &Runner, data: &PaperData, page: &mut Page) -> Resu
          burst length with one connection). `experiments/paper001/1xrtt.toml` gives each \
          parameter's source.",
     );
-    page.paragraph(&if context.quick() {
-        format!(
-            "This is the quick run: {} seeds of {} per point. The full run (ten seeds of 30 \
-             minutes, the paper's session length) is what docs/results/reproduce/001 holds.",
-            QUICK.seeds,
-            QUICK.duration.replace('s', " s")
-        )
-    } else {
-        "Ten seeds of 30 minutes (the paper's session length) per point.".to_owned()
-    });
+    let plan = context.plan("sweeps/paper001/table1.toml", QUICK)?;
+    let duration = plan
+        .base
+        .get("run")
+        .and_then(|run| run.get("duration"))
+        .and_then(toml::Value::as_str)
+        .unwrap_or("?")
+        .replace('s', " s");
+    page.paragraph(&format!(
+        "{} seeds of {duration} per point{}.",
+        plan.seeds.len(),
+        if context.quick() {
+            " (the quick run; the full run, with 30-minute runs as the paper's sessions, is \
+             what docs/results/reproduce/001 holds)"
+        } else {
+            " (30 minutes: the paper's session length)"
+        }
+    ));
     table1(context, data, page)?;
     table2(context, data, page)?;
     fig2(context, page)?;

@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
 use fairstream_media::evalvid::read_sender_trace;
-use fairstream_media::schedule::{end_to_end_plan, proxy_plan, Playout, RateConstraint};
+use fairstream_media::schedule::{
+    end_to_end_plan, proxy_plan, Playout, RateConstraint, ScheduleError,
+};
 use fairstream_report::{Chart, Page, Series, Style, Table};
 use fairstream_sim::runner::{Simulation, Summary, TimeSeries, SERIES_INTERVAL};
 use fairstream_sim::scenario::Scenario;
@@ -46,7 +48,7 @@ pub(super) const INPUTS: &[Input] = &[
 
 /// Seeds of the full run and of `--quick` (each run is 120 simulated
 /// seconds either way, as the paper's are 90).
-const SEEDS: u64 = 10;
+const SEEDS: u64 = 30;
 const QUICK_SEEDS: u64 = 3;
 
 /// The rate curves start here (the paper drops its runs' first 30 s:
@@ -300,13 +302,43 @@ fn curve(summary: &Summary, series: &TimeSeries, name: &str) -> Result<Curve> {
     Ok(Curve { bytes, rtt_s, tfrc })
 }
 
-/// w* (seconds, TFRC's retransmission included) and x* of `curve`.
-fn plan_on_curve(playout: &Playout, curve: &Curve, slot: Duration) -> Result<(f64, f64)> {
-    let plan = end_to_end_plan(playout, &RateConstraint::Curve(curve.bytes.clone()))?;
-    Ok((
-        plan.startup_delay_slots as f64 * slot.as_secs_f64() + curve.retransmission_s(),
-        plan.client_buffer_bytes as f64,
-    ))
+/// A schedule's result for one seed: `None` when the curve never delivers
+/// the whole video (a starved flow), other errors as they are.
+fn deliverable<T>(result: Result<T, ScheduleError>) -> Result<Option<T>> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(ScheduleError::NeverDelivered { .. }) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// w* (seconds, TFRC's retransmission included) and x* of `curve`;
+/// `None` when it never delivers the video.
+fn plan_on_curve(playout: &Playout, curve: &Curve, slot: Duration) -> Result<Option<(f64, f64)>> {
+    let plan = deliverable(end_to_end_plan(
+        playout,
+        &RateConstraint::Curve(curve.bytes.clone()),
+    ))?;
+    Ok(plan.map(|plan| {
+        (
+            plan.startup_delay_slots as f64 * slot.as_secs_f64() + curve.retransmission_s(),
+            plan.client_buffer_bytes as f64,
+        )
+    }))
+}
+
+/// `stat` as "mean ± half", with how many of `seeds` seeds never
+/// delivered the video when some did not.
+fn show(stat: &Stat, seeds: usize, scale: f64, decimals: usize) -> String {
+    let text = stat.show(scale, decimals);
+    if stat.n < seeds {
+        format!(
+            "{text} ({} of {seeds} seeds never delivered the video)",
+            seeds - stat.n
+        )
+    } else {
+        text
+    }
 }
 
 /// w* and x* at a fixed rate.
@@ -428,18 +460,19 @@ fn table2(
         let mut ws = Vec::new();
         let mut xs = Vec::new();
         for run in runs {
-            let (w, x) = plan_on_curve(playout, &run.curves[curve_index], slot)?;
-            ws.push(w);
-            xs.push(x);
+            if let Some((w, x)) = plan_on_curve(playout, &run.curves[curve_index], slot)? {
+                ws.push(w);
+                xs.push(x);
+            }
         }
         let (w, x) = (Stat::of(&ws), Stat::of(&xs));
         means.push((w.mean, x.mean));
         rows.push(vec![
             paper.text(row, "Case")?.to_owned(),
             paper.text(row, "w* [sec]")?.to_owned(),
-            w.show(1.0, 1),
+            show(&w, runs.len(), 1.0, 1),
             paper.text(row, "x* [bytes]")?.to_owned(),
-            x.show(1.0, 0),
+            show(&x, runs.len(), 1.0, 0),
         ]);
     }
     page.table(Table {
@@ -512,17 +545,21 @@ fn table3(
         for run in runs {
             match wired {
                 None => {
-                    let (w, x) = plan_on_curve(playout, &run.curves[wireless], slot)?;
-                    ws.push(w);
-                    xs.push(x);
+                    if let Some((w, x)) = plan_on_curve(playout, &run.curves[wireless], slot)? {
+                        ws.push(w);
+                        xs.push(x);
+                    }
                 }
                 Some(i) => {
                     let curve = &run.curves[i];
-                    let plan = proxy_plan(
+                    let Some(plan) = deliverable(proxy_plan(
                         playout,
                         &RateConstraint::Curve(curve.bytes.clone()),
                         &bearer,
-                    )?;
+                    ))?
+                    else {
+                        continue;
+                    };
                     ws.push(
                         plan.startup_delay_slots as f64 * slot.as_secs_f64()
                             + curve.retransmission_s(),
@@ -538,14 +575,14 @@ fn table3(
         rows.push(vec![
             format!("{} ({label})", paper.text(row, "Case")?),
             paper.text(row, "w* [sec]")?.to_owned(),
-            w.show(1.0, 1),
+            show(&w, runs.len(), 1.0, 1),
             paper.text(row, "x* [bytes]")?.to_owned(),
-            x.show(1.0, 0),
+            show(&x, runs.len(), 1.0, 0),
             paper.text(row, "y' [bytes]")?.to_owned(),
-            if ys.is_empty() {
+            if wired.is_none() {
                 "n.a.".to_owned()
             } else {
-                y.show(1.0, 0)
+                show(&y, runs.len(), 1.0, 0)
             },
         ]);
     }
