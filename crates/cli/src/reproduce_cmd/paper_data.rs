@@ -1,4 +1,4 @@
-//! A paper's own numbers (`experiments/papers/NNN.toml`): its tables,
+//! A paper's own numbers (`experiments/papers/<NNN>.toml`): its tables,
 //! quoted exactly as printed, so that a report sets them beside ours.
 
 use std::path::Path;
