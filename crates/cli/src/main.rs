@@ -66,7 +66,7 @@ enum Command {
     /// Run the sweeps behind a paper's tables and figures and report them beside the paper's numbers
     ///
     /// `fairstream reproduce 001` (MULTFRC: Tables 1-2, Fig. 2) or `003`
-    /// (proxy-based streaming: Tables 1-3, Figs. 4 and 6): the scenarios and
+    /// (proxy-based streaming: Tables 1-3, Figs. 4 and 6-8): the scenarios and
     /// the paper's own numbers are built in (experiments/), the runs go
     /// through the sweep engine (--jobs, --engine, a cache that resumes), and
     /// the report is OUT/index.html (self-contained) and OUT/index.md with

@@ -126,7 +126,8 @@ fn paper_003_quick_computes_the_three_tables_from_simulated_rate_curves() {
         4,
         "{md}"
     );
-    assert_self_contained(&read(&out, "index.html"), 2);
+    // Figs. 4, 6, 7 (TCP, TFRC) and 8 (TCP, TFRC).
+    assert_self_contained(&read(&out, "index.html"), 6);
     std::fs::remove_dir_all(&out).unwrap();
 }
 

@@ -150,6 +150,7 @@ pub(super) fn build(context: &Runner, data: &PaperData, page: &mut Page) -> Resu
     table1(data, &playout, &runs, slot, page)?;
     table2(data, &playout, &runs, slot, page)?;
     table3(data, &playout, &runs, slot, page)?;
+    fig7_and_8(first, &playout, slot, page)?;
     Ok(())
 }
 
@@ -679,5 +680,121 @@ fn fig6(run: &Run, page: &mut Page) -> Result<()> {
          Table 1.",
     );
     page.chart("fig6-rate-curves", chart);
+    Ok(())
+}
+
+/// Cumulative kbytes per slot, as chart points.
+fn cumulative_points(values: &[u64], slot: Duration) -> Vec<(f64, f64)> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(k, v)| ((k + 1) as f64 * slot.as_secs_f64(), *v as f64 / 1e3))
+        .collect()
+}
+
+/// The playout vector delayed by `w` slots (`D_{k−w}`), to the schedule's
+/// length `slots`.
+fn delayed_playout(playout: &Playout, w: usize, slots: usize) -> Vec<u64> {
+    let d = playout.cumulative();
+    (0..slots)
+        .map(|k| {
+            k.checked_sub(w)
+                .map_or(0, |i| d.get(i + 1).copied().unwrap_or(playout.total()))
+        })
+        .collect()
+}
+
+/// Figs. 7 and 8: the schedules of seed 1, end to end to the wireless
+/// client and through the proxy, for TCP and TFRC.
+fn fig7_and_8(run: &Run, playout: &Playout, slot: Duration, page: &mut Page) -> Result<()> {
+    page.heading(2, "Figs. 7 and 8: the schedules (seed 1)");
+    page.paragraph(
+        "Cumulative data over time. Fig. 7, end to end to the wireless client: what the \
+         wireless curve could carry, the latest schedule S_late that meets every frame's \
+         deadline, and the playout D delayed by w*. Fig. 8, through the proxy: the server's \
+         schedule to the proxy (S_early' on the wired curve), the proxy's to the client on the \
+         64 kbit/s bearer, and the playout delayed by w*. The w* in the titles is the \
+         schedule's own, without TFRC's retransmission RTT. The paper draws these without \
+         values.",
+    );
+    let bearer = RateConstraint::Fixed {
+        bytes_per_slot: bytes_per_slot(
+            fairstream_proto::units::Rate::from_bits_per_sec(BEARER_BPS),
+            slot,
+        ),
+    };
+    for (name, wireless, wired) in [("TCP", 2, 0), ("TFRC", 3, 1)] {
+        let curve = &run.curves[wireless];
+        let constraint = RateConstraint::Curve(curve.bytes.clone());
+        if let Some(plan) = deliverable(end_to_end_plan(playout, &constraint))? {
+            let slots = plan.schedule.cumulative_bytes.len();
+            let mut carried = Vec::with_capacity(slots);
+            let mut total = 0u64;
+            for k in 0..slots {
+                total = total.saturating_add(constraint.at(k));
+                carried.push(total);
+            }
+            let w = plan.startup_delay_slots;
+            let chart = Chart::new(
+                &format!(
+                    "Fig. 7: end to end to the wireless client over {name} (w* = {:.1} s)",
+                    w as f64 * slot.as_secs_f64()
+                ),
+                "time (s)",
+                "data (kbytes)",
+            )
+            .y_from_zero()
+            .series(Series::new(
+                "the wireless curve's capacity",
+                cumulative_points(&carried, slot),
+                Style::Line,
+            ))
+            .series(Series::new(
+                "sent (S_late)",
+                cumulative_points(&plan.schedule.cumulative_bytes, slot),
+                Style::Step,
+            ))
+            .series(Series::new(
+                "played out (D delayed by w*)",
+                cumulative_points(&delayed_playout(playout, w, slots), slot),
+                Style::Step,
+            ));
+            page.chart(&format!("fig7-{}", name.to_ascii_lowercase()), chart);
+        }
+        let wired_curve = RateConstraint::Curve(run.curves[wired].bytes.clone());
+        if let Some(plan) = deliverable(proxy_plan(playout, &wired_curve, &bearer))? {
+            let w = plan.startup_delay_slots;
+            let slots = plan
+                .proxy_schedule
+                .cumulative_bytes
+                .len()
+                .max(plan.server_schedule.cumulative_bytes.len());
+            let chart = Chart::new(
+                &format!(
+                    "Fig. 8: through the proxy over {name} (w* = {:.1} s)",
+                    w as f64 * slot.as_secs_f64()
+                ),
+                "time (s)",
+                "data (kbytes)",
+            )
+            .y_from_zero()
+            .series(Series::new(
+                "server to proxy (S_early')",
+                cumulative_points(&plan.server_schedule.cumulative_bytes, slot),
+                Style::Step,
+            ))
+            .series(Series::new(
+                "proxy to client",
+                cumulative_points(&plan.proxy_schedule.cumulative_bytes, slot),
+                Style::Step,
+            ))
+            .series(Series::new(
+                "played out (D delayed by w*)",
+                cumulative_points(&delayed_playout(playout, w, slots), slot),
+                Style::Step,
+            ));
+            page.chart(&format!("fig8-{}", name.to_ascii_lowercase()), chart);
+        }
+    }
     Ok(())
 }
