@@ -56,16 +56,51 @@ fn widened(low: f64, high: f64) -> (f64, f64) {
     (low - pad, high + pad)
 }
 
+/// About this many intervals between ticks on the x and the y axis.
+const X_TICKS: usize = 8;
+const Y_TICKS: usize = 6;
+
+/// The 1-2-5 step that gives about `target` intervals over `span`.
+fn nice_step(span: f64, target: usize) -> f64 {
+    let raw = span / target as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let fraction = raw / magnitude;
+    let nice = if fraction <= 1.0 {
+        1.0
+    } else if fraction <= 2.0 {
+        2.0
+    } else if fraction <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * magnitude
+}
+
+/// [`low`, `high`] widened to the nearest ticks outside it, so that both
+/// ends of the axis are labelled (time from 0.1 s to 29.9 s shows 0 to 30).
+fn rounded_out(low: f64, high: f64, target: usize) -> Range {
+    let step = nice_step(high - low, target);
+    let (rounded_low, rounded_high) = ((low / step).floor() * step, (high / step).ceil() * step);
+    // Rounding can only fail on extreme magnitudes; keep the data's extent
+    // then.
+    if rounded_low.is_finite() && rounded_high.is_finite() && rounded_low < rounded_high {
+        Range {
+            low: rounded_low,
+            high: rounded_high,
+        }
+    } else {
+        Range { low, high }
+    }
+}
+
 /// The x axis for `values`: their extent, with a little room at both ends
-/// when `symbols` are drawn.
+/// when `symbols` are drawn, out to the next ticks.
 pub(crate) fn x_range(values: impl Iterator<Item = f64>, symbols: bool) -> Range {
     let (low, high) = extent(values);
     let (low, high) = widened(low, high);
     let room = if symbols { (high - low) * X_ROOM } else { 0.0 };
-    Range {
-        low: low - room,
-        high: high + room,
-    }
+    rounded_out(low - room, high + room, X_TICKS)
 }
 
 /// The y axis for `values`: their extent with a little room, including zero
@@ -83,10 +118,11 @@ pub(crate) fn y_range(values: impl Iterator<Item = f64>, from_zero: bool) -> Ran
     };
     let room = (high - low) * Y_ROOM;
     let pinned = |end: f64| from_zero && end == 0.0;
-    Range {
-        low: if pinned(low) { low } else { low - room },
-        high: if pinned(high) { high } else { high + room },
-    }
+    rounded_out(
+        if pinned(low) { low } else { low - room },
+        if pinned(high) { high } else { high + room },
+        Y_TICKS,
+    )
 }
 
 /// Tick labels for an axis showing `range`: values of 10 000 and more in
@@ -149,11 +185,14 @@ mod tests {
 
     #[test]
     fn from_zero_includes_zero_without_room_below_it() {
+        // 4 plus room rounds out to the next tick, 5 (a step of 1).
         let y = y_range([2.0, 4.0].into_iter(), true);
-        assert_eq!(y.low, 0.0);
-        assert!((y.high - 4.2).abs() < 1e-9, "{y:?}");
+        assert_eq!((y.low, y.high), (0.0, 5.0));
+        // A value on a tick gets room up to the next one: no line on the frame.
+        let exact = y_range([0.0, 2.0].into_iter(), true);
+        assert!(exact.high > 2.0, "{exact:?}");
         let free = y_range([2.0, 4.0].into_iter(), false);
-        assert!((free.low - 1.9).abs() < 1e-9 && (free.high - 4.1).abs() < 1e-9);
+        assert!(free.low < 2.0 && free.low > 1.0 && free.high > 4.0 && free.high < 5.0);
         let negative = y_range([-4.0, -2.0].into_iter(), true);
         assert_eq!(negative.high, 0.0);
         assert!(negative.low < -4.0);
@@ -162,11 +201,21 @@ mod tests {
     }
 
     #[test]
-    fn symbols_get_room_at_the_x_ends() {
+    fn x_axes_end_on_ticks_and_symbols_get_room() {
         let lines = x_range([0.0, 10.0].into_iter(), false);
         assert_eq!((lines.low, lines.high), (0.0, 10.0));
+        let time = x_range([0.1, 29.9].into_iter(), false);
+        assert_eq!((time.low, time.high), (0.0, 30.0));
         let symbols = x_range([0.0, 10.0].into_iter(), true);
         assert!(symbols.low < 0.0 && symbols.high > 10.0);
+    }
+
+    #[test]
+    fn steps_are_one_two_or_five_times_a_power_of_ten() {
+        assert_eq!(nice_step(10.0, 5), 2.0);
+        assert_eq!(nice_step(30.0, 8), 5.0);
+        assert_eq!(nice_step(0.7, 6), 0.2);
+        assert_eq!(nice_step(1000.0, 10), 100.0);
     }
 
     #[test]

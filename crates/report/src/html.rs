@@ -6,7 +6,7 @@ use std::path::Path;
 
 use base64ct::{Base64, Encoding};
 
-use crate::page::{looks_numeric, spans, Block, Page, Span, Table};
+use crate::page::{spans, Block, Page, Span, Table};
 use crate::ReportError;
 
 /// The page's style: readable text width, light tables, charts scaled to
@@ -24,7 +24,7 @@ table { border-collapse: collapse; margin: 1em 0; }
 th, td { padding: 0.35em 0.9em; border-bottom: 1px solid #e4e4e4; text-align: left;
          vertical-align: top; }
 th { background: #f6f6f6; }
-td.number { text-align: right; font-variant-numeric: tabular-nums; }
+th.number, td.number { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1.5em 0; }
 figure svg, figure img { max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
 figcaption { color: #555; font-size: 0.92em; }
@@ -87,26 +87,38 @@ pub(crate) fn page(page: &Page, dir: &Path) -> Result<String, ReportError> {
 }
 
 fn table_html(out: &mut String, table: &Table) {
-    let columns = table.columns();
+    let numeric = table.numeric_columns();
+    let cell = |out: &mut String, tag: &str, column: usize, text: &str| {
+        let class = if numeric[column] {
+            " class=\"number\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<{tag}{class}>{}</{tag}>", inline(text));
+    };
     out.push_str("<table>\n");
     if !table.header.is_empty() {
         out.push_str("<thead><tr>");
-        for column in 0..columns {
-            let cell = table.header.get(column).map_or("", String::as_str);
-            let _ = write!(out, "<th>{}</th>", inline(cell));
+        for column in 0..numeric.len() {
+            cell(
+                out,
+                "th",
+                column,
+                table.header.get(column).map_or("", String::as_str),
+            );
         }
         out.push_str("</tr></thead>\n");
     }
     out.push_str("<tbody>\n");
     for row in &table.rows {
         out.push_str("<tr>");
-        for column in 0..columns {
-            let cell = row.get(column).map_or("", String::as_str);
-            if looks_numeric(cell) {
-                let _ = write!(out, "<td class=\"number\">{}</td>", inline(cell));
-            } else {
-                let _ = write!(out, "<td>{}</td>", inline(cell));
-            }
+        for column in 0..numeric.len() {
+            cell(
+                out,
+                "td",
+                column,
+                row.get(column).map_or("", String::as_str),
+            );
         }
         out.push_str("</tr>\n");
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::page::{looks_numeric, spans, Block, Page, Span, Table};
+use crate::page::{spans, Block, Page, Span, Table};
 
 /// `page` as Markdown.
 pub(crate) fn page(page: &Page) -> String {
@@ -53,17 +53,10 @@ fn table_markdown(out: &mut String, table: &Table) {
     };
     let header: Vec<String> = (0..columns).map(|c| cell(&table.header, c)).collect();
     let _ = writeln!(out, "| {} |", header.join(" | "));
-    let rules: Vec<&str> = (0..columns)
-        .map(|column| {
-            let mut cells = table.rows.iter().filter_map(|row| row.get(column));
-            let numeric = cells.clone().any(|c| !c.is_empty())
-                && cells.all(|c| c.is_empty() || looks_numeric(c));
-            if numeric {
-                "---:"
-            } else {
-                "---"
-            }
-        })
+    let rules: Vec<&str> = table
+        .numeric_columns()
+        .into_iter()
+        .map(|numeric| if numeric { "---:" } else { "---" })
         .collect();
     let _ = writeln!(out, "|{}|", rules.join("|"));
     for row in &table.rows {
@@ -104,14 +97,19 @@ fn code_span(code: &str) -> String {
     }
 }
 
-/// Backslash-escapes the characters that would make plain text markup.
+/// Backslash-escapes the characters that would make plain text markup:
+/// emphasis, links, HTML, code, and a quotation or heading mark at the start
+/// of a line.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut line_start = true;
     for c in text.chars() {
-        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>') {
+        let marks_line = line_start && matches!(c, '>' | '#');
+        if marks_line || matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<') {
             out.push('\\');
         }
         out.push(c);
+        line_start = c == '\n' || (line_start && c == ' ');
     }
     out
 }
@@ -124,6 +122,8 @@ mod tests {
     fn plain_text_is_escaped_and_code_kept() {
         assert_eq!(inline("a *b* `c*d` [e]"), "a \\*b\\* `c*d` \\[e\\]");
         assert_eq!(inline("lone ` tick"), "lone \\` tick");
+        assert_eq!(inline("a->b, #1"), "a->b, #1");
+        assert_eq!(inline("> quote\n# head"), "\\> quote\n\\# head");
     }
 
     #[test]

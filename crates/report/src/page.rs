@@ -28,6 +28,21 @@ impl Table {
             .max()
             .unwrap_or(0)
     }
+
+    /// For each column, whether it holds numbers (to be aligned right):
+    /// some cell reads as a number and every cell with a letter or digit in
+    /// it does ("–" for none does not count).
+    pub(crate) fn numeric_columns(&self) -> Vec<bool> {
+        (0..self.columns())
+            .map(|column| {
+                let cells = self.rows.iter().filter_map(|row| row.get(column));
+                let mut filled = cells
+                    .filter(|cell| cell.chars().any(char::is_alphanumeric))
+                    .peekable();
+                filled.peek().is_some() && filled.all(|cell| looks_numeric(cell))
+            })
+            .collect()
+    }
 }
 
 /// One block of a page, in order.
@@ -213,9 +228,9 @@ fn check_name(name: &str) -> Result<(), ReportError> {
     }
 }
 
-/// Whether a cell reads as a number (perhaps with a unit after it), to be
-/// aligned right: "3.2", "-1", "+4 %", "36.9 dB", "0.95 (n̄ 1.1)".
-pub(crate) fn looks_numeric(cell: &str) -> bool {
+/// Whether a cell reads as a number, perhaps with a unit after it: "3.2",
+/// "-1", "+4 %", "36.9 dB", "0.95 (n̄ 1.1)".
+fn looks_numeric(cell: &str) -> bool {
     let digits = cell.trim_start().trim_start_matches(['-', '+', '−']);
     digits.starts_with(|c: char| c.is_ascii_digit())
 }

@@ -58,7 +58,7 @@ fn the_html_is_self_contained() {
 #[test]
 fn the_markdown_shows_the_same_blocks_with_charts_as_files() {
     let markdown = sample().to_markdown();
-    let expected = "# Run \\<1\\> & more\n\n## Results\n\n\
+    let expected = "# Run \\<1> & more\n\n## Results\n\n\
                     Made by `fairstream simulate a.toml` at 5 \\< 6.\n\n\
                     > The stream filled the link.\n\n\
                     - one `x`\n- two\n\n\
@@ -188,12 +188,22 @@ fn tables_pad_short_rows() {
     let mut page = Page::new("p");
     page.table(table);
     let html = page.to_html().unwrap();
-    assert!(
-        html.contains("<thead><tr><th>a</th><th></th><th></th></tr></thead>"),
-        "{html}"
-    );
-    assert!(
-        html.contains("<tr><td></td><td></td><td></td></tr>"),
-        "{html}"
-    );
+    let th = "<th class=\"number\">";
+    let header = format!("<thead><tr>{th}a</th>{th}</th>{th}</th></tr></thead>");
+    assert!(html.contains(&header), "{html}");
+    let td = "<td class=\"number\"></td>";
+    assert!(html.contains(&format!("<tr>{td}{td}{td}</tr>")), "{html}");
+}
+
+#[test]
+fn columns_of_numbers_are_told_from_columns_of_words() {
+    let table = Table {
+        header: vec!["flow".into(), "rate".into(), "RTT".into(), "note".into()],
+        rows: vec![
+            vec!["a".into(), "3.2".into(), "–".into(), "-".into()],
+            vec!["b".into(), "-1 %".into(), "36.9 ms".into(), "".into()],
+            vec!["c".into(), "+4".into(), "0.95 (n 1.1)".into(), "n/a".into()],
+        ],
+    };
+    assert_eq!(table.numeric_columns(), vec![false, true, true, false]);
 }
