@@ -6,8 +6,8 @@
 //! - [`mod@run`]: one run, emulator, receiver and sender on threads;
 //! - [`quality`]: the received video decoded and compared with the source;
 //! - [`table`]: the figures, the table and the conclusion;
-//! - [`charts`] and [`report`]: the PNG plots, `index.html` and
-//!   `summary.json`.
+//! - [`charts`] and [`report`]: the charts, the report page (`index.html`,
+//!   `index.md`, the charts as PNG files) and `summary.json`.
 
 // The demo runs on the real clock: it times its runs and its progress.
 #![allow(clippy::disallowed_methods)]
@@ -278,7 +278,6 @@ pub(crate) fn run(args: &DemoArgs) -> anyhow::Result<()> {
     print!("{}", table::text(&labels, &rows));
     println!("\n{conclusion}.");
 
-    let plots = charts::write(&args.out, &setup, &runs)?;
     report::write_summary(
         &args.out.join("summary.json"),
         &setup,
@@ -286,19 +285,19 @@ pub(crate) fn run(args: &DemoArgs) -> anyhow::Result<()> {
         &conclusion,
         wall_time_s,
     )?;
-    let index = args.out.join("index.html");
-    report::write_html(
-        &index,
-        &report::Page {
+    report::write_page(
+        &args.out,
+        report::Report {
             setup: &setup,
             runs: &runs,
             rows: &rows,
             conclusion: &conclusion,
-            plots: &plots,
+            plots: charts::charts(&setup, &runs),
             command: &command(args),
             wall_time_s,
         },
     )?;
+    let index = args.out.join("index.html");
     println!("report: {} ({wall_time_s:.0} s)", index.display());
     Ok(())
 }

@@ -15,6 +15,7 @@ mod relay_cmd;
 mod reproduce_cmd;
 mod schedule_cmd;
 mod simulate_cmd;
+mod simulate_page;
 mod stream_cmd;
 mod sweep_cmd;
 mod video_cmd;

@@ -1,10 +1,8 @@
-//! The PNG plots `--out DIR` writes, drawn from a run's time series.
+//! The charts `--out DIR` draws from a run's time series; the report page
+//! (`simulate_page`) writes them as PNG files beside `index.html`.
 
-use std::path::Path;
-
-use anyhow::Context;
 use fairstream_media::playout::{BufferSample, GopArrival, Player, PlayerState};
-use fairstream_sim::plot::{Chart, Series, Style};
+use fairstream_report::{Chart, Series, Style};
 use fairstream_sim::runner::{Summary, TimeSeries, SERIES_INTERVAL};
 
 /// Rows averaged into one plotted point: 1 s at 100 ms per row, so that
@@ -26,55 +24,56 @@ fn averaged(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Writes `throughput.png`, `queue.png`, for multi-connection flows
-/// `connections.png`, and when a flow has congestion control
-/// `allowed_rate.png` and `rtt.png` into `dir`.
-pub(crate) fn write_simulation_plots(
-    dir: &Path,
-    summary: &Summary,
-    series: &TimeSeries,
-) -> anyhow::Result<()> {
+/// Only the finite points: a rate or an RTT that is not known yet may be
+/// infinite, and a chart refuses such values rather than draw them.
+fn finite(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    points
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect()
+}
+
+/// The charts of a run by file stem: `throughput`, `queue`, for
+/// multi-connection flows `connections`, and when a flow has congestion
+/// control `allowed_rate` and `rtt`. A chart with nothing to draw (a run
+/// shorter than a plotted point) is left out.
+pub(crate) fn simulation_charts(summary: &Summary, series: &TimeSeries) -> Vec<(String, Chart)> {
+    let mut charts = Vec::new();
     let seconds = SERIES_INTERVAL.as_secs_f64() * ROWS_PER_POINT as f64;
     let title_suffix = format!("seed {}", summary.seed);
 
     let mut throughput = Chart::new(
         &format!("Throughput per flow ({title_suffix})"),
         "time (s)",
-        &format!("Mbit/s, {seconds:.0} s mean"),
-    );
+        &format!("throughput (Mbit/s, {seconds:.0} s means)"),
+    )
+    .y_from_zero();
     for flow in &series.flows {
-        let points: Vec<(f64, f64)> = flow
-            .rows
-            .iter()
-            .map(|r| (r.time_s, r.throughput_bps / 1e6))
-            .collect();
+        let points = finite(flow.rows.iter().map(|r| (r.time_s, r.throughput_bps / 1e6)));
         throughput = throughput.series(Series::new(&flow.name, averaged(&points), Style::Line));
     }
-    write(&throughput, &dir.join("throughput.png"))?;
+    charts.push(("throughput".to_owned(), throughput));
 
-    let mut queue = Chart::new(
-        &format!("Queue length ({title_suffix})"),
-        "time (s)",
-        "packets queued",
-    );
-    let mut any_queue = false;
-    for link in &series.links {
-        if link.rows.iter().all(|r| r.queue_packets == 0) {
-            continue;
-        }
-        any_queue = true;
-        let points = link
-            .rows
-            .iter()
-            .map(|r| (r.time_s, r.queue_packets as f64))
-            .collect();
+    // Links whose queue held something; if none did, every link at zero,
+    // so that the chart says so rather than the file being missing.
+    let busy: Vec<_> = series
+        .links
+        .iter()
+        .filter(|link| link.rows.iter().any(|r| r.queue_packets > 0))
+        .collect();
+    let (title, links) = if busy.is_empty() {
+        (
+            format!("Queue length ({title_suffix}): every queue stayed empty"),
+            series.links.iter().collect(),
+        )
+    } else {
+        (format!("Queue length ({title_suffix})"), busy)
+    };
+    let mut queue = Chart::new(&title, "time (s)", "queue (packets)").y_from_zero();
+    for link in links {
+        let points = finite(link.rows.iter().map(|r| (r.time_s, r.queue_packets as f64)));
         queue = queue.series(Series::new(&link.direction, points, Style::Line));
     }
-    if !any_queue {
-        // Every queue stayed empty: say so rather than leave the file out.
-        queue.title = format!("Queue length ({title_suffix}): every queue stayed empty");
-    }
-    write(&queue, &dir.join("queue.png"))?;
+    charts.push(("queue".to_owned(), queue));
 
     let sessions: Vec<_> = series
         .flows
@@ -86,16 +85,17 @@ pub(crate) fn write_simulation_plots(
             &format!("Connections of multi-connection flows ({title_suffix})"),
             "time (s)",
             "connections (the aggregate: its n)",
-        );
+        )
+        .y_from_zero();
         for flow in sessions {
-            let points = flow
-                .rows
-                .iter()
-                .filter_map(|r| r.connections.map(|n| (r.time_s, n)))
-                .collect();
+            let points = finite(
+                flow.rows
+                    .iter()
+                    .filter_map(|r| r.connections.map(|n| (r.time_s, n))),
+            );
             count = count.series(Series::new(&flow.name, points, Style::Step));
         }
-        write(&count, &dir.join("connections.png"))?;
+        charts.push(("connections".to_owned(), count));
     }
 
     let controlled: Vec<_> = series
@@ -107,91 +107,79 @@ pub(crate) fn write_simulation_plots(
         let mut rate = Chart::new(
             &format!("Rate allowed by congestion control ({title_suffix})"),
             "time (s)",
-            "Mbit/s (TFRC X; TCP and CCID 2 cwnd/RTT)",
-        );
+            "allowed rate (Mbit/s; TFRC X, TCP and CCID 2 cwnd/RTT)",
+        )
+        .y_from_zero();
         let mut rtt = Chart::new(
             &format!("Smoothed RTT at the sender ({title_suffix})"),
             "time (s)",
-            "ms",
-        );
+            "RTT (ms)",
+        )
+        .y_from_zero();
         for flow in controlled {
-            let allowed = flow
-                .rows
-                .iter()
-                .filter_map(|r| r.allowed_rate_bps.map(|x| (r.time_s, x / 1e6)))
-                .collect();
+            let allowed = finite(
+                flow.rows
+                    .iter()
+                    .filter_map(|r| r.allowed_rate_bps.map(|x| (r.time_s, x / 1e6))),
+            );
             rate = rate.series(Series::new(&flow.name, allowed, Style::Line));
-            let rtts = flow
-                .rows
-                .iter()
-                .filter_map(|r| r.rtt_s.map(|x| (r.time_s, x * 1e3)))
-                .collect();
+            let rtts = finite(
+                flow.rows
+                    .iter()
+                    .filter_map(|r| r.rtt_s.map(|x| (r.time_s, x * 1e3))),
+            );
             rtt = rtt.series(Series::new(&flow.name, rtts, Style::Line));
         }
-        write(&rate, &dir.join("allowed_rate.png"))?;
-        write(&rtt, &dir.join("rtt.png"))?;
+        charts.push(("allowed_rate".to_owned(), rate));
+        charts.push(("rtt".to_owned(), rtt));
     }
-    Ok(())
+    charts.retain(|(_, chart)| !chart.is_empty());
+    charts
 }
 
 /// Paper 000's Figure 2: per GOP, when its first and its last packet
 /// arrived.
-pub(crate) fn write_gop_arrival(
-    path: &Path,
-    flow: &str,
-    gops: &[GopArrival],
-) -> anyhow::Result<()> {
-    let first = gops
-        .iter()
-        .enumerate()
-        .filter_map(|(i, g)| g.first_arrival_s.map(|t| (i as f64, t)))
-        .collect();
-    let last = gops
-        .iter()
-        .enumerate()
-        .filter_map(|(i, g)| g.last_arrival_s.map(|t| (i as f64, t)))
-        .collect();
-    let chart = Chart::new(
+pub(crate) fn gop_arrival(flow: &str, gops: &[GopArrival]) -> Chart {
+    let first = finite(
+        gops.iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.first_arrival_s.map(|t| (i as f64, t))),
+    );
+    let last = finite(
+        gops.iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.last_arrival_s.map(|t| (i as f64, t))),
+    );
+    Chart::new(
         &format!("GOP arrival times: {flow}"),
-        "GOP",
+        "GOP (number)",
         "arrival time (s)",
     )
     .series(Series::new("first packet", first, Style::Points))
-    .series(Series::new("last packet", last, Style::Points));
-    write(&chart, path)
+    .series(Series::new("last packet", last, Style::Points))
+    .y_from_zero()
 }
 
 /// Paper 001's Figure 3: the playback buffer over time, in seconds of
 /// media, with the samples where playback stood paused to rebuffer marked
 /// on the time axis.
-pub(crate) fn write_buffer(
-    path: &Path,
-    flow: &str,
-    player: Player,
-    samples: &[BufferSample],
-) -> anyhow::Result<()> {
-    let buffered = samples.iter().map(|s| (s.time_s, s.buffered_s)).collect();
-    let paused: Vec<(f64, f64)> = samples
-        .iter()
-        .filter(|s| s.state == PlayerState::Rebuffering)
-        .map(|s| (s.time_s, 0.0))
-        .collect();
-    let mut chart = Chart::new(
+pub(crate) fn buffer(flow: &str, player: Player, samples: &[BufferSample]) -> Chart {
+    let buffered = finite(samples.iter().map(|s| (s.time_s, s.buffered_s)));
+    let paused = finite(
+        samples
+            .iter()
+            .filter(|s| s.state == PlayerState::Rebuffering)
+            .map(|s| (s.time_s, 0.0)),
+    );
+    // An empty "rebuffering" series is left out of the legend.
+    Chart::new(
         &format!("Playback buffer: {flow} (player {})", player.as_str()),
         "time (s)",
         "media buffered (s)",
     )
-    .series(Series::new("buffered", buffered, Style::Line));
-    if !paused.is_empty() {
-        chart = chart.series(Series::new("rebuffering", paused, Style::Points));
-    }
-    write(&chart, path)
-}
-
-fn write(chart: &Chart, path: &Path) -> anyhow::Result<()> {
-    chart
-        .write_png(path)
-        .with_context(|| format!("cannot write plot {}", path.display()))
+    .series(Series::new("buffered", buffered, Style::Line))
+    .series(Series::new("rebuffering", paused, Style::Points))
+    .y_from_zero()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! fairstream simulate experiments/examples/dumbbell.toml                 # JSON summary on stdout
-//! fairstream simulate FILE --seed 3 --duration 30s --out results/        # plus CSV and PNG
+//! fairstream simulate FILE --seed 3 --duration 30s --out results/        # plus CSV, PNG, index.html
 //! fairstream simulate FILE --pcap-dir captures/                          # one pcap per link direction
 //! ```
 
@@ -16,10 +16,12 @@ use anyhow::Context;
 use clap::Args;
 use fairstream_proto::time::Instant as SimInstant;
 use fairstream_proto::units::parse_duration;
+use fairstream_report::Chart;
 use fairstream_sim::runner::{MediaOutput, Simulation, Summary, TimeSeries};
 use fairstream_sim::scenario::Scenario;
 
 use crate::plots;
+use crate::simulate_page;
 
 /// Arguments of `fairstream simulate`.
 #[derive(Debug, Args)]
@@ -37,7 +39,8 @@ pub(crate) struct SimulateArgs {
     duration: Option<Duration>,
 
     /// Write the summary, per-flow and per-link CSV time series (a row per
-    /// 100 ms) and PNG plots into this directory (created if missing).
+    /// 100 ms), PNG plots and a report page (index.html, index.md) into
+    /// this directory (created if missing).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 
@@ -105,8 +108,18 @@ pub(crate) fn run(args: &SimulateArgs) -> anyhow::Result<()> {
     }
     let json = serde_json::to_string_pretty(&summary)?;
     if let Some(dir) = &args.out {
-        write_outputs(dir, &json, &summary, simulation.series())?;
-        write_media_outputs(dir, &simulation.media_outputs())?;
+        write_outputs(dir, &json, simulation.series())?;
+        let media_charts = write_media_outputs(dir, &simulation.media_outputs())?;
+        let mut charts = plots::simulation_charts(&summary, simulation.series());
+        charts.extend(media_charts);
+        let run = simulate_page::Run {
+            file: &args.file,
+            out: dir,
+            summary: &summary,
+        };
+        simulate_page::page(&run, charts)
+            .write(dir, "index")
+            .context("cannot write the report page and its plots")?;
     }
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "{json}")?;
@@ -237,13 +250,9 @@ fn write_file(
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// `--out DIR`: summary.json, flows/NAME.csv, links/A-to-B.csv and the plots.
-fn write_outputs(
-    dir: &Path,
-    json: &str,
-    summary: &Summary,
-    series: &TimeSeries,
-) -> anyhow::Result<()> {
+/// `--out DIR`: summary.json, flows/NAME.csv and links/A-to-B.csv (the
+/// report page writes the plots).
+fn write_outputs(dir: &Path, json: &str, series: &TimeSeries) -> anyhow::Result<()> {
     create_dir(dir)?;
     write_file(&dir.join("summary.json"), |out| writeln!(out, "{json}"))?;
     let flows_dir = dir.join("flows");
@@ -263,17 +272,24 @@ fn write_outputs(
         ));
         write_file(&path, |out| link.write_csv(out))?;
     }
-    plots::write_simulation_plots(dir, summary, series)
+    Ok(())
 }
 
 /// `--out DIR` for media flows: `media/FLOW/frames.csv`, EvalVid's `st`,
 /// `sd` and `rd`, with FEC the parity packets that arrived (`rd_fec`), the
-/// stream sent as `sent.264`, `gop_arrival.png`, and the playback buffer
-/// over time as `buffer.csv` and `buffer.png`.
-fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()> {
+/// stream sent as `sent.264`, and the playback buffer over time as
+/// `buffer.csv`. Returns the charts the report page writes beside them,
+/// `media/FLOW/gop_arrival.png` and `media/FLOW/buffer.png` (those with
+/// something to draw).
+fn write_media_outputs(
+    dir: &Path,
+    outputs: &[MediaOutput],
+) -> anyhow::Result<Vec<(String, Chart)>> {
+    let mut charts = Vec::new();
     let mut names = UniqueNames::default();
     for output in outputs {
-        let flow_dir = dir.join("media").join(names.take(&sanitize(&output.flow)));
+        let flow_name = names.take(&sanitize(&output.flow));
+        let flow_dir = dir.join("media").join(&flow_name);
         create_dir(&flow_dir)?;
         write_file(&flow_dir.join("frames.csv"), |out| {
             out.write_all(output.frames_csv.as_bytes())
@@ -291,22 +307,18 @@ fn write_media_outputs(dir: &Path, outputs: &[MediaOutput]) -> anyhow::Result<()
                 out.write_all(&output.video)
             })?;
         }
-        plots::write_gop_arrival(
-            &flow_dir.join("gop_arrival.png"),
-            &output.flow,
-            &output.gops,
-        )?;
         write_file(&flow_dir.join("buffer.csv"), |out| {
             out.write_all(output.buffer_csv.as_bytes())
         })?;
-        plots::write_buffer(
-            &flow_dir.join("buffer.png"),
-            &output.flow,
-            output.player,
-            &output.buffer,
-        )?;
+        let gops = plots::gop_arrival(&output.flow, &output.gops);
+        let buffer = plots::buffer(&output.flow, output.player, &output.buffer);
+        for (stem, chart) in [("gop_arrival", gops), ("buffer", buffer)] {
+            if !chart.is_empty() {
+                charts.push((format!("media/{flow_name}/{stem}"), chart));
+            }
+        }
     }
-    Ok(())
+    Ok(charts)
 }
 
 #[cfg(test)]

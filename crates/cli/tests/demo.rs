@@ -87,6 +87,7 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
 
     for file in [
         "index.html",
+        "index.md",
         "summary.json",
         "throughput.png",
         "connections.png",
@@ -102,8 +103,16 @@ fn a_short_demo_prints_the_table_and_writes_the_report() {
             .len();
         assert!(size > 0, "{} is empty", path.display());
     }
+    // One self-contained page: the charts inline as SVG, nothing fetched.
     let html = std::fs::read_to_string(Path::new(out).join("index.html")).unwrap();
-    assert!(html.contains("<table>") && html.contains("src=\"throughput.png\""));
+    assert!(html.contains("<table>") && html.contains("<svg"));
+    assert!(html.contains("Throughput at the receiver"));
+    assert!(!html.contains("src=") && !html.contains("<script"));
+    let markdown = std::fs::read_to_string(Path::new(out).join("index.md")).unwrap();
+    assert!(
+        markdown.contains("![throughput](throughput.png)"),
+        "{markdown}"
+    );
 
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(Path::new(out).join("summary.json")).unwrap(),

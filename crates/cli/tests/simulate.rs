@@ -172,6 +172,20 @@ fn out_dir_holds_csv_series_and_plots() {
         assert_eq!(&bytes[1..4], b"PNG", "{plot}");
         assert!(bytes.len() > 2000, "{plot} is only {} bytes", bytes.len());
     }
+    // The report page: the summary's flows and the charts, inline.
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    for text in [
+        "<table>",
+        "video",
+        "a-&gt;b",
+        "<svg",
+        "Throughput per flow (seed",
+    ] {
+        assert!(html.contains(text), "no {text} in index.html");
+    }
+    assert!(!html.contains("src=") && !html.contains("<script"));
+    let markdown = fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(markdown.contains("![rtt](rtt.png)"), "{markdown}");
 }
 
 #[test]

@@ -1,27 +1,27 @@
-//! The report's PNG plots, drawn with the simulator's chart module
-//! (`fairstream_sim::plot`): throughput, connection count and encoder
-//! bitrate over time, and per-frame PSNR, each with both runs.
+//! The report's charts (`fairstream_report`): throughput, connection count
+//! and encoder bitrate over time, and per-frame PSNR, each with both runs.
+//! The report page shows them inline and writes them as PNG files beside
+//! `index.html`.
 
-use std::path::Path;
-
-use anyhow::Context;
-use fairstream_sim::plot::{Chart, Series, Style};
+use fairstream_report::{Chart, Series, Style};
 
 use super::quality::Quality;
 use super::run::{Sample, Setup};
 use super::Measured;
 
-/// A plot file and what it shows (the HTML caption).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A chart, its file stem and what it shows (the caption).
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct Plot {
-    /// The file name, beside `index.html`.
-    pub(super) file: &'static str,
+    /// The PNG's file stem, beside `index.html`.
+    pub(super) name: &'static str,
+    /// The chart.
+    pub(super) chart: Chart,
     /// The caption.
     pub(super) caption: String,
 }
 
-/// Writes the plots into `dir`; returns them in the report's order.
-pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Result<Vec<Plot>> {
+/// The charts in the report's order.
+pub(super) fn charts(setup: &Setup, runs: &[Measured]) -> Vec<Plot> {
     let capacity_mbit = setup.rate.bits_per_sec() / 1e6;
     let end = setup.duration.as_secs_f64();
     let over_time = |pick: &dyn Fn(&Sample) -> Option<f64>| -> Vec<Vec<(f64, f64)>> {
@@ -31,13 +31,14 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
                     .samples
                     .iter()
                     .filter_map(|s| Some((s.time_s, pick(s)?)))
+                    .filter(|(t, v)| t.is_finite() && v.is_finite())
                     .collect()
             })
             .collect()
     };
     let chart = |title: &str, y_label: &str, series: Vec<Vec<(f64, f64)>>, style: Style| {
         runs.iter().zip(series).fold(
-            Chart::new(title, "time (s)", y_label),
+            Chart::new(title, "time (s)", y_label).y_from_zero(),
             |chart, (run, points)| {
                 chart.series(Series::new(run.outcome.variant.label, points, style))
             },
@@ -47,7 +48,7 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
     let mut plots = Vec::new();
     let throughput = chart(
         "Throughput at the receiver",
-        "Mbit/s (1 s means)",
+        "throughput (Mbit/s, 1 s means)",
         over_time(&|s| s.throughput_bps.map(|b| b / 1e6)),
         Style::Line,
     )
@@ -56,14 +57,9 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
         vec![(0.0, capacity_mbit), (end, capacity_mbit)],
         Style::Line,
     ));
-    // Room above the capacity line, so that it is not drawn on the frame.
-    let throughput = Chart {
-        y_at_least: Some(capacity_mbit * 1.1),
-        ..throughput
-    };
-    save(&throughput, dir, "throughput.png")?;
     plots.push(Plot {
-        file: "throughput.png",
+        name: "throughput",
+        chart: throughput,
         caption: format!(
             "RTP bits per second the receiver got, each second, beside the link's {} capacity.",
             setup.rate
@@ -72,13 +68,13 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
 
     let connections = chart(
         "Open connections",
-        "connections",
+        "connections (count)",
         over_time(&|s| s.connections),
         Style::Step,
     );
-    save(&connections, dir, "connections.png")?;
     plots.push(Plot {
-        file: "connections.png",
+        name: "connections",
+        chart: connections,
         caption: "Connections the sender had open: the default controller adds one while \
                   the queue stays short and takes one away when it grows."
             .into(),
@@ -86,21 +82,22 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
 
     let bitrate = chart(
         "Encoder target bitrate",
-        "Mbit/s",
+        "target bitrate (Mbit/s)",
         over_time(&|s| s.encoder_bitrate_bps.map(|b| b / 1e6)),
         Style::Step,
     );
-    save(&bitrate, dir, "bitrate.png")?;
     plots.push(Plot {
-        file: "bitrate.png",
+        name: "bitrate",
+        chart: bitrate,
         caption: "The bitrate the live encoder was told to produce: 85 % of the rate the \
                   connections allow together (the rest is headers and headroom)."
             .into(),
     });
 
     let fps = setup.fps;
+    // PSNR is not drawn from zero: the differences of a few dB matter.
     let per_frame = |title: &str, pick: &dyn Fn(&Measured) -> &Quality| {
-        let mut chart = runs.iter().fold(
+        runs.iter().fold(
             Chart::new(title, "time (s)", "luma PSNR (dB)"),
             |chart, run| {
                 let points = pick(run)
@@ -108,43 +105,27 @@ pub(super) fn write(dir: &Path, setup: &Setup, runs: &[Measured]) -> anyhow::Res
                     .iter()
                     .enumerate()
                     .map(|(i, q)| (i as f64 / fps, q.psnr_db))
+                    .filter(|(_, psnr)| psnr.is_finite())
                     .collect();
                 chart.series(Series::new(run.outcome.variant.label, points, Style::Line))
             },
-        );
-        chart.y_from_zero = false;
-        chart
+        )
     };
-    save(
-        &per_frame("PSNR of every frame as received", &|run| &run.quality),
-        dir,
-        "psnr.png",
-    )?;
     plots.push(Plot {
-        file: "psnr.png",
+        name: "psnr",
+        chart: per_frame("PSNR of every frame as received", &|run| &run.quality),
         caption: "Each received frame against the source frame of the same number, after \
                   decoding with concealment; a frame that did not arrive shows the previous \
                   one, as a player would. A lost packet damages the picture until the next IDR \
                   frame: the saw teeth."
             .into(),
     });
-    save(
-        &per_frame("PSNR of every frame as encoded", &|run| &run.encoded),
-        dir,
-        "psnr_encoded.png",
-    )?;
     plots.push(Plot {
-        file: "psnr_encoded.png",
+        name: "psnr_encoded",
+        chart: per_frame("PSNR of every frame as encoded", &|run| &run.encoded),
         caption: "The same frames as the encoder produced them, before the link: the quality \
                   the bitrate bought."
             .into(),
     });
-    Ok(plots)
-}
-
-fn save(chart: &Chart, dir: &Path, file: &str) -> anyhow::Result<()> {
-    let path = dir.join(file);
-    chart
-        .write_png(&path)
-        .with_context(|| format!("cannot write the plot {}", path.display()))
+    plots
 }

@@ -1,14 +1,14 @@
 //! What the demo leaves in its output directory: `summary.json` with every
-//! figure, and `index.html`, a self-contained page (inline CSS, the PNG
-//! plots beside it referenced relatively) with the setup, the table, the
-//! conclusion and the plots.
+//! figure, and the report page with the setup, the table, the conclusion
+//! and the charts: `index.html`, one self-contained file (inline CSS, the
+//! charts as inline SVG), `index.md`, and the charts as PNG files.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
 use anyhow::Context;
 use fairstream_net::emulate::DirectionStats;
+use fairstream_report::{Page, Table};
 use serde::Serialize;
 
 use super::charts::Plot;
@@ -106,35 +106,8 @@ pub(super) fn write_summary(
     fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Escapes text for HTML.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-const STYLE: &str = "
-body { font: 16px/1.5 system-ui, -apple-system, 'Segoe UI', sans-serif; color: #222;
-       max-width: 960px; margin: 2em auto; padding: 0 1em; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; }
-h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; }
-.lead { color: #555; margin-top: 0; }
-.conclusion { background: #eef6ee; border-left: 4px solid #2a8a4a; padding: 0.8em 1em;
-              font-size: 1.1em; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { padding: 0.35em 0.9em; border-bottom: 1px solid #e4e4e4; }
-th { text-align: left; background: #f6f6f6; }
-td.value { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1.5em 0; }
-figure img { max-width: 100%; border: 1px solid #e4e4e4; }
-figcaption { color: #555; font-size: 0.92em; }
-code, pre { font-family: ui-monospace, 'SFMono-Regular', Menlo, monospace; font-size: 0.92em; }
-pre { background: #f6f6f6; padding: 0.7em 1em; overflow-x: auto; }
-";
-
-/// Everything `index.html` shows.
-pub(super) struct Page<'a> {
+/// Everything the report page shows.
+pub(super) struct Report<'a> {
     /// The shared setup.
     pub(super) setup: &'a Setup,
     /// Both runs.
@@ -143,140 +116,125 @@ pub(super) struct Page<'a> {
     pub(super) rows: &'a [Row],
     /// The conclusion.
     pub(super) conclusion: &'a str,
-    /// The plots.
-    pub(super) plots: &'a [Plot],
+    /// The charts.
+    pub(super) plots: Vec<Plot>,
     /// The command that reproduces the run.
     pub(super) command: &'a str,
     /// Seconds the whole demo took.
     pub(super) wall_time_s: f64,
 }
 
-/// Writes `index.html`.
-pub(super) fn write_html(path: &Path, page: &Page<'_>) -> anyhow::Result<()> {
-    fs::write(path, html(page)).with_context(|| format!("cannot write {}", path.display()))
+/// Writes `index.html`, `index.md` and the charts' PNG files into `dir`.
+pub(super) fn write_page(dir: &Path, report: Report<'_>) -> anyhow::Result<()> {
+    page(report)
+        .write(dir, "index")
+        .with_context(|| format!("cannot write the report in {}", dir.display()))
 }
 
-fn html(page: &Page<'_>) -> String {
-    let setup = page.setup;
-    let mut out = String::new();
-    // Writing to a String cannot fail.
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>fairstream demo</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <h1>fairstream demo: one TFRC connection against several</h1>\n\
-         <p class=\"lead\">{}</p>\n<p class=\"conclusion\">{}.</p>",
-        escape(&setup_line(setup)),
-        escape(page.conclusion),
-    );
-    let _ = writeln!(
-        out,
-        "<p>A lossy wireless last hop loses packets that no queue dropped. TFRC (RFC 5348) \
-         reads every loss as congestion, so one connection settles far below the link's \
-         capacity, and a live encoder that follows it is starved. Several TFRC connections \
-         for one stream (paper 001's MULTFRC; fairstream's default controller adds \
-         connections while the queue stays short) fill the link, and each connection still \
-         behaves as one TCP-friendly flow.</p>\n\
-         <p>The live encoder follows the rate the connections allow, so more throughput is a \
-         higher bitrate and a better picture as encoded. On the way, though, every lost packet \
-         that is not repaired damages the picture until the next IDR frame ({}), and at a few \
-         per cent of random loss that damage can outweigh what the bitrate bought: compare \
-         the PSNR as encoded with the PSNR as received.</p>",
-        escape(&repair_words(setup)),
-    );
+fn page(report: Report<'_>) -> Page {
+    let setup = report.setup;
+    let mut page = Page::new("fairstream demo: one TFRC connection against several");
+    page.paragraph(&setup_line(setup))
+        .callout(&format!("{}.", report.conclusion))
+        .paragraph(
+            "A lossy wireless last hop loses packets that no queue dropped. TFRC (RFC 5348) \
+             reads every loss as congestion, so one connection settles far below the link's \
+             capacity, and a live encoder that follows it is starved. Several TFRC connections \
+             for one stream (paper 001's MULTFRC; fairstream's default controller adds \
+             connections while the queue stays short) fill the link, and each connection still \
+             behaves as one TCP-friendly flow.",
+        )
+        .paragraph(&format!(
+            "The live encoder follows the rate the connections allow, so more throughput is a \
+             higher bitrate and a better picture as encoded. On the way, though, every lost \
+             packet that is not repaired damages the picture until the next IDR frame ({}), \
+             and at a few per cent of random loss that damage can outweigh what the bitrate \
+             bought: compare the PSNR as encoded with the PSNR as received.",
+            repair_words(setup)
+        ));
 
-    out.push_str("<h2>Results</h2>\n<table>\n<tr><th></th>");
-    for run in page.runs {
-        let _ = write!(out, "<th>{}</th>", escape(run.outcome.variant.label));
-    }
-    out.push_str("</tr>\n");
-    for row in page.rows {
-        let _ = write!(out, "<tr><th>{}</th>", escape(row.label));
-        for cell in &row.cells {
-            let _ = write!(out, "<td class=\"value\">{}</td>", escape(cell));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-    let _ = writeln!(
-        out,
-        "<p>Throughput is the RTP bytes the receiver got over the {:.0} s of a run; \
-         PSNR and SSIM are of the luma plane, every frame the sender encoded against the \
-         generator's frame of the same number; start-up delay and stalls come from the \
-         receiver's player model ({:.1} s prebuffer).</p>",
-        setup.duration.as_secs_f64(),
-        setup.prebuffer.as_secs_f64(),
+    let mut header = vec![String::new()];
+    header.extend(
+        report
+            .runs
+            .iter()
+            .map(|r| r.outcome.variant.label.to_owned()),
     );
+    let rows = report
+        .rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![row.label.to_owned()];
+            cells.extend(row.cells.iter().cloned());
+            cells
+        })
+        .collect();
+    page.heading(2, "Results")
+        .table(Table { header, rows })
+        .paragraph(&format!(
+            "Throughput is the RTP bytes the receiver got over the {:.0} s of a run; PSNR and \
+             SSIM are of the luma plane, every frame the sender encoded against the \
+             generator's frame of the same number; start-up delay and stalls come from the \
+             receiver's player model ({:.1} s prebuffer).",
+            setup.duration.as_secs_f64(),
+            setup.prebuffer.as_secs_f64(),
+        ));
 
-    out.push_str("<h2>Over time</h2>\n");
-    for plot in page.plots {
-        let _ = writeln!(
-            out,
-            "<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
-            escape(plot.file),
-            escape(plot.file),
-            escape(&plot.caption),
-        );
+    page.heading(2, "Over time");
+    // A chart with nothing to draw (a run that ended before its first
+    // sample) is left out rather than failing the report.
+    for plot in report.plots.into_iter().filter(|p| !p.chart.is_empty()) {
+        page.chart(plot.name, plot.chart).paragraph(&plot.caption);
     }
 
-    out.push_str("<h2>Setup</h2>\n<ul>\n");
-    let _ = writeln!(
-        out,
-        "<li>Link (emulated on loopback, <code>fairstream_net::emulate</code>): {} \
-         towards the receiver, {} ms one-way delay each way (RTT {} ms), queue <code>{}</code>, \
-         loss <code>{}</code> ({}); feedback crosses without loss. Seed {}: both runs draw \
-         the same losses.</li>",
-        escape(&setup.rate.to_string()),
-        setup.delay.as_millis(),
-        2 * setup.delay.as_millis(),
-        escape(&setup.queue_text),
-        escape(&setup.loss_text),
-        escape(&loss_words(setup)),
-        setup.seed,
-    );
-    let _ = writeln!(
-        out,
-        "<li>Video: fairstream's generated content, {}×{} at {} fps, an IDR every {} frames, \
-         encoded live by OpenH264 at the session's target bitrate.</li>",
-        setup.size.0, setup.size.1, setup.fps, setup.gop
-    );
-    for (index, run) in page.runs.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<li>Run {}: {}, <code>{}</code></li>",
+    let mut setup_items = vec![
+        format!(
+            "Link (emulated on loopback, `fairstream_net::emulate`): {} towards the receiver, \
+             {} ms one-way delay each way (RTT {} ms), queue `{}`, loss `{}` ({}); feedback \
+             crosses without loss. Seed {}: both runs draw the same losses.",
+            setup.rate,
+            setup.delay.as_millis(),
+            2 * setup.delay.as_millis(),
+            setup.queue_text,
+            setup.loss_text,
+            loss_words(setup),
+            setup.seed,
+        ),
+        format!(
+            "Video: fairstream's generated content, {}×{} at {} fps, an IDR every {} frames, \
+             encoded live by OpenH264 at the session's target bitrate.",
+            setup.size.0, setup.size.1, setup.fps, setup.gop
+        ),
+    ];
+    for (index, run) in report.runs.iter().enumerate() {
+        setup_items.push(format!(
+            "Run {}: {}, `{}`",
             index + 1,
-            escape(&describe(run.outcome.variant)),
-            escape(&run.outcome.url),
-        );
+            describe(run.outcome.variant),
+            run.outcome.url,
+        ));
     }
-    let _ = writeln!(
-        out,
-        "<li>The whole demo took {:.0} s.</li>\n</ul>",
-        page.wall_time_s
-    );
+    setup_items.push(format!("The whole demo took {:.0} s.", report.wall_time_s));
+    page.heading(2, "Setup").list(&setup_items);
 
-    out.push_str("<h2>Files</h2>\n<ul>\n<li><a href=\"summary.json\">summary.json</a>: every figure above, the time series and the per-frame PSNR</li>\n");
-    for run in page.runs {
+    let mut files = vec![
+        "`summary.json`: every figure above, the time series and the per-frame PSNR".to_owned(),
+        "`index.md`: this page as Markdown, with the charts as PNG files beside it".to_owned(),
+    ];
+    for run in report.runs {
         let key = run.outcome.variant.key;
-        let _ = writeln!(
-            out,
-            "<li><code>{key}.264</code>: the H.264 stream the receiver wrote in the {} run \
-             (<code>ffplay {key}.264</code>); <code>{key}-send.jsonl</code>, \
-             <code>{key}-recv.jsonl</code>: the statistics of both ends, a JSON line a \
-             second</li>",
-            escape(run.outcome.variant.label),
-        );
+        files.push(format!(
+            "`{key}.264`: the H.264 stream the receiver wrote in the {} run (`ffplay \
+             {key}.264`); `{key}-send.jsonl`, `{key}-recv.jsonl`: the statistics of both \
+             ends, a JSON line a second",
+            run.outcome.variant.label,
+        ));
     }
-    let _ = writeln!(
-        out,
-        "</ul>\n<h2>Run it again</h2>\n<pre>{}</pre>\n</body>\n</html>",
-        escape(page.command)
-    );
-    out
+    page.heading(2, "Files").list(&files);
+    page.heading(2, "Run it again").code_block(report.command);
+    page
 }
 
-/// The loss model in words.
 /// What repairs losses in both runs, from the configuration the runs used.
 fn repair_words(setup: &Setup) -> String {
     let fec = setup.fec.map(|fec| {
@@ -342,15 +300,16 @@ mod tests {
     fn the_text_says_what_repaired_losses_in_the_runs() {
         let fec = fairstream_media::stream::FecParams { n: 30, k: 24 };
         let page = |setup: &Setup| {
-            html(&Page {
+            page(Report {
                 setup,
                 conclusion: "",
                 runs: &[],
                 rows: &[],
-                plots: &[],
+                plots: Vec::new(),
                 command: "fairstream demo",
                 wall_time_s: 1.0,
             })
+            .to_markdown()
         };
         let with = page(&setup(Some(fec), false));
         assert!(with.contains("RS(30,24)"), "{with}");
@@ -365,10 +324,5 @@ mod tests {
         );
         let without = page(&setup(None, false));
         assert!(without.contains("no FEC, no retransmission"), "{without}");
-    }
-
-    #[test]
-    fn html_text_is_escaped() {
-        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
     }
 }
