@@ -20,14 +20,12 @@
 //!   cross traffic.
 //! - [`network`]: the link directions of a scenario and the packets they carry.
 //! - [`runner`]: the event loop that runs a scenario and summarises it.
-//! - [`plot`]: PNG charts of time series (no system fonts needed).
 
 pub mod engine;
 pub mod limits;
 pub mod link;
 pub mod loss;
 pub mod network;
-pub mod plot;
 pub mod queue;
 pub mod rng;
 pub mod runner;
