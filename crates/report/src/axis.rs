@@ -94,13 +94,29 @@ fn rounded_out(low: f64, high: f64, target: usize) -> Range {
     }
 }
 
-/// The x axis for `values`: their extent, with a little room at both ends
-/// when `symbols` are drawn, out to the next ticks.
+/// The x axis for `values`: their extent out to the next ticks, and when
+/// `symbols` are drawn a little room beyond an end that data sits on (room
+/// that is not rounded out again, so GOPs 0 to 9 show 0 to 10, not -2).
 pub(crate) fn x_range(values: impl Iterator<Item = f64>, symbols: bool) -> Range {
     let (low, high) = extent(values);
     let (low, high) = widened(low, high);
-    let room = if symbols { (high - low) * X_ROOM } else { 0.0 };
-    rounded_out(low - room, high + room, X_TICKS)
+    let axis = rounded_out(low, high, X_TICKS);
+    if !symbols {
+        return axis;
+    }
+    let room = axis.span() * X_ROOM;
+    Range {
+        low: if low <= axis.low {
+            axis.low - room
+        } else {
+            axis.low
+        },
+        high: if high >= axis.high {
+            axis.high + room
+        } else {
+            axis.high
+        },
+    }
 }
 
 /// The y axis for `values`: their extent with a little room, including zero
@@ -207,7 +223,11 @@ mod tests {
         let time = x_range([0.1, 29.9].into_iter(), false);
         assert_eq!((time.low, time.high), (0.0, 30.0));
         let symbols = x_range([0.0, 10.0].into_iter(), true);
-        assert!(symbols.low < 0.0 && symbols.high > 10.0);
+        assert!(symbols.low < 0.0 && symbols.low > -1.0, "{symbols:?}");
+        assert!(symbols.high > 10.0 && symbols.high < 11.0, "{symbols:?}");
+        let gops = x_range([0.0, 9.0].into_iter(), true);
+        assert!(gops.low < 0.0 && gops.low > -1.0, "{gops:?}");
+        assert_eq!(gops.high, 10.0);
     }
 
     #[test]

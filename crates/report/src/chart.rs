@@ -7,7 +7,7 @@ use plotters::prelude::SVGBackend;
 
 use crate::axis::{self, Range};
 use crate::draw;
-use crate::raster::Raster;
+use crate::raster::{self, Raster, SUPERSAMPLE};
 use crate::ReportError;
 
 /// How a series is drawn.
@@ -192,19 +192,26 @@ impl Chart {
         let mut svg = String::new();
         {
             let backend = SVGBackend::with_string(&mut svg, (self.width, self.height));
-            draw::chart(self, &layout, backend)?;
+            draw::chart(self, &layout, backend, 1)?;
         }
         Ok(svg)
     }
 
-    /// The chart as PNG bytes.
+    /// The chart as PNG bytes: drawn at twice the size and halved, which
+    /// smooths lines and edges.
     pub fn to_png(&self) -> Result<Vec<u8>, ReportError> {
         let layout = self.check()?;
-        let mut pixels = vec![0u8; self.width as usize * self.height as usize * 3];
+        let (width, height) = (self.width as usize, self.height as usize);
+        let mut large = vec![0u8; width * height * 3 * SUPERSAMPLE * SUPERSAMPLE];
         {
-            let backend = Raster::with_buffer(&mut pixels, (self.width, self.height));
-            draw::chart(self, &layout, backend)?;
+            let size = (
+                self.width * SUPERSAMPLE as u32,
+                self.height * SUPERSAMPLE as u32,
+            );
+            let backend = Raster::with_buffer(&mut large, size);
+            draw::chart(self, &layout, backend, SUPERSAMPLE as u32)?;
         }
+        let pixels = raster::halved(&large, width, height);
         let encode = |source| ReportError::Encode {
             chart: self.title.clone(),
             source,

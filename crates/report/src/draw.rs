@@ -35,29 +35,62 @@ const GRID: RGBColor = RGBColor(225, 225, 225);
 /// The opacity of a confidence band.
 const BAND_OPACITY: f64 = 0.22;
 
-/// Text sizes in pixels (plotters' font size; an SVG shows size / 1.24).
-const TITLE_SIZE: f64 = 24.0;
-const SMALLEST_TITLE_SIZE: f64 = 15.0;
-const DESCRIPTION_SIZE: f64 = 18.0;
-const TICK_SIZE: f64 = 16.0;
-const LEGEND_SIZE: f64 = 16.0;
-
-/// Line widths and symbol sizes in pixels.
-const LINE_WIDTH: u32 = 2;
-const POINT_RADIUS: i32 = 3;
-const MARKER_RADIUS: i32 = 9;
-const CAP_HALF_WIDTH: i32 = 5;
-
-/// The legend column: a swatch, a gap, the name; rows this tall.
-const SWATCH: i32 = 30;
-const LEGEND_GAP: i32 = 8;
-const LEGEND_PAD: i32 = 14;
-const LEGEND_ROW: i32 = 26;
 /// The legend never takes more than this share of the width.
 const LEGEND_MAX_SHARE: f64 = 0.32;
 
-/// Space around the plot inside its area.
-const PLOT_MARGIN: i32 = 12;
+/// Sizes in pixels at a scale: 1 for SVG; PNGs are drawn at 2 and halved,
+/// which smooths their lines (plotters' bitmap lines are not antialiased).
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    /// Text sizes (plotters' font size; an SVG shows size / 1.24).
+    title: f64,
+    smallest_title: f64,
+    description: f64,
+    tick: f64,
+    legend: f64,
+    /// Line widths and symbol sizes.
+    line: u32,
+    thin: u32,
+    point: i32,
+    marker: i32,
+    cap: i32,
+    tick_mark: i32,
+    /// The legend column: a swatch, a gap, the name; rows this tall.
+    swatch: i32,
+    legend_gap: i32,
+    legend_pad: i32,
+    legend_row: i32,
+    /// Space around the plot inside its area.
+    margin: i32,
+    /// One pixel at the final size.
+    unit: i32,
+}
+
+impl Sizes {
+    fn at(scale: u32) -> Sizes {
+        let s = i32::try_from(scale).unwrap_or(1);
+        let f = f64::from(scale);
+        Sizes {
+            title: 24.0 * f,
+            smallest_title: 15.0 * f,
+            description: 18.0 * f,
+            tick: 16.0 * f,
+            legend: 16.0 * f,
+            line: 2 * scale,
+            thin: scale,
+            point: 3 * s,
+            marker: 9 * s,
+            cap: 5 * s,
+            tick_mark: 5 * s,
+            swatch: 30 * s,
+            legend_gap: 8 * s,
+            legend_pad: 14 * s,
+            legend_row: 26 * s,
+            margin: 12 * s,
+            unit: s,
+        }
+    }
+}
 
 /// The colour of series `index`.
 fn color(index: usize) -> RGBColor {
@@ -69,12 +102,15 @@ fn text(size: f64, color: &RGBColor) -> TextStyle<'static> {
     FontDesc::new(FontFamily::Name(FAMILY), size, FontStyle::Normal).color(color)
 }
 
-/// Draws `chart` on `backend`; `layout` came from the chart's checks.
+/// Draws `chart` on `backend`, whose size is the chart's times `scale`;
+/// `layout` came from the chart's checks.
 pub(crate) fn chart<DB: DrawingBackend>(
     chart: &Chart,
     layout: &Layout,
     backend: DB,
+    scale: u32,
 ) -> Result<(), ReportError> {
+    let sizes = Sizes::at(scale);
     if !font::ensure_registered() {
         return Err(ReportError::Backend {
             chart: chart.title.clone(),
@@ -88,8 +124,9 @@ pub(crate) fn chart<DB: DrawingBackend>(
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(failed)?;
     let (width, _) = root.dim_in_pixel();
-    let title = fitted_title(&root, &chart.title, width).map_err(failed)?;
+    let title = fitted_title(&root, &chart.title, width, &sizes).map_err(failed)?;
     let body = root
+        .margin(6 * sizes.unit, 0, 0, 0)
         .titled(&title.0, text(title.1, &BLACK))
         .map_err(failed)?;
 
@@ -99,12 +136,12 @@ pub(crate) fn chart<DB: DrawingBackend>(
         .enumerate()
         .filter(|(_, s)| !s.is_empty())
         .collect();
-    let legend = legend_entries(&root, &shown, width).map_err(failed)?;
+    let legend = legend_entries(&root, &shown, width, &sizes).map_err(failed)?;
     let (plot_area, legend_area) = body.split_horizontally(width as i32 - legend.width);
 
     let format_x = axis::formatter(layout.x);
     let format_y = axis::formatter(layout.y);
-    let tick_style = text(TICK_SIZE, &DARK);
+    let tick_style = text(sizes.tick, &DARK);
     let y_labels_width = [
         layout.y.low,
         layout.y.high,
@@ -115,9 +152,9 @@ pub(crate) fn chart<DB: DrawingBackend>(
     .try_fold(0, |widest, size| size.map(|(w, _)| widest.max(w)))
     .map_err(failed)?;
     let mut plot = ChartBuilder::on(&plot_area)
-        .margin(PLOT_MARGIN)
-        .x_label_area_size(TICK_SIZE as i32 + DESCRIPTION_SIZE as i32 + 24)
-        .y_label_area_size(y_labels_width as i32 + DESCRIPTION_SIZE as i32 + 22)
+        .margin(sizes.margin)
+        .x_label_area_size(sizes.tick as i32 + sizes.description as i32 + 24 * sizes.unit)
+        .y_label_area_size(y_labels_width as i32 + sizes.description as i32 + 22 * sizes.unit)
         .build_cartesian_2d(layout.x.low..layout.x.high, layout.y.low..layout.y.high)
         .map_err(failed)?;
     plot.configure_mesh()
@@ -128,9 +165,10 @@ pub(crate) fn chart<DB: DrawingBackend>(
         .x_label_formatter(&format_x)
         .y_label_formatter(&format_y)
         .label_style(tick_style.clone())
-        .axis_desc_style(text(DESCRIPTION_SIZE, &DARK))
-        .axis_style(DARK)
-        .bold_line_style(GRID)
+        .axis_desc_style(text(sizes.description, &DARK))
+        .set_all_tick_mark_size(sizes.tick_mark)
+        .axis_style(DARK.stroke_width(sizes.thin))
+        .bold_line_style(GRID.stroke_width(sizes.thin))
         .light_line_style(TRANSPARENT)
         .draw()
         .map_err(failed)?;
@@ -150,7 +188,7 @@ pub(crate) fn chart<DB: DrawingBackend>(
     }
     // Pass 2: lines, steps, points and error bars.
     for &(index, series) in &shown {
-        let stroke = color(index).stroke_width(LINE_WIDTH);
+        let stroke = color(index).stroke_width(sizes.line);
         for &(x, low, high) in &series.error_bars {
             if let Some((a, b)) = window.segment((x, low), (x, high)) {
                 plot.draw_series(std::iter::once(PathElement::new(vec![a, b], stroke)))
@@ -158,7 +196,7 @@ pub(crate) fn chart<DB: DrawingBackend>(
                 for (end, value) in [(a, low), (b, high)] {
                     if end.1 == value {
                         let (px, py) = plot.backend_coord(&end);
-                        let cap = vec![(px - CAP_HALF_WIDTH, py), (px + CAP_HALF_WIDTH, py)];
+                        let cap = vec![(px - sizes.cap, py), (px + sizes.cap, py)];
                         root.draw(&PathElement::new(cap, stroke)).map_err(failed)?;
                     }
                 }
@@ -177,7 +215,7 @@ pub(crate) fn chart<DB: DrawingBackend>(
                 }
                 if let [only] = series.points[..] {
                     if window.contains(only) {
-                        let dot = Circle::new(only, POINT_RADIUS, color(index).filled());
+                        let dot = Circle::new(only, sizes.point, color(index).filled());
                         plot.draw_series(std::iter::once(dot)).map_err(failed)?;
                     }
                 }
@@ -188,7 +226,7 @@ pub(crate) fn chart<DB: DrawingBackend>(
                     .points
                     .iter()
                     .filter(|p| window.contains(**p))
-                    .map(|&p| Circle::new(p, POINT_RADIUS, fill));
+                    .map(|&p| Circle::new(p, sizes.point, fill));
                 plot.draw_series(dots).map_err(failed)?;
             }
             Style::Marker => {}
@@ -199,11 +237,12 @@ pub(crate) fn chart<DB: DrawingBackend>(
     for (shape, &(index, series)) in markers.enumerate() {
         for &point in series.points.iter().filter(|p| window.contains(**p)) {
             let center = plot.backend_coord(&point);
-            draw_marker(&root, shape, center, MARKER_RADIUS, color(index)).map_err(failed)?;
+            draw_marker(&root, shape, center, sizes.marker, color(index), &sizes)
+                .map_err(failed)?;
         }
     }
 
-    draw_legend(&legend_area, &legend, &shown).map_err(failed)?;
+    draw_legend(&legend_area, &legend, &shown, &sizes).map_err(failed)?;
     root.present().map_err(failed)?;
     Ok(())
 }
@@ -214,14 +253,15 @@ fn fitted_title<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     width: u32,
+    sizes: &Sizes,
 ) -> Result<(String, f64), DrawingAreaErrorKind<DB::ErrorType>> {
-    let room = width.saturating_sub(2 * PLOT_MARGIN as u32);
-    let mut size = TITLE_SIZE;
-    while size > SMALLEST_TITLE_SIZE {
+    let room = width.saturating_sub(2 * sizes.margin.unsigned_abs());
+    let mut size = sizes.title;
+    while size > sizes.smallest_title {
         if root.estimate_text_size(title, &text(size, &BLACK))?.0 <= room {
             return Ok((title.to_owned(), size));
         }
-        size -= 1.0;
+        size -= f64::from(sizes.unit);
     }
     Ok((shortened(root, title, room, &text(size, &BLACK))?, size))
 }
@@ -257,10 +297,11 @@ fn legend_entries<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     shown: &[(usize, &Series)],
     width: u32,
+    sizes: &Sizes,
 ) -> Result<Legend, DrawingAreaErrorKind<DB::ErrorType>> {
-    let style = text(LEGEND_SIZE, &BLACK);
+    let style = text(sizes.legend, &BLACK);
     let most = (f64::from(width) * LEGEND_MAX_SHARE) as i32;
-    let fixed = LEGEND_PAD + SWATCH + LEGEND_GAP + LEGEND_PAD;
+    let fixed = 2 * sizes.legend_pad + sizes.swatch + sizes.legend_gap;
     let room = u32::try_from(most - fixed).unwrap_or(0);
     let mut names = Vec::with_capacity(shown.len());
     let mut widest = 0;
@@ -279,10 +320,13 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     legend: &Legend,
     shown: &[(usize, &Series)],
+    sizes: &Sizes,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (_, height) = area.dim_in_pixel();
-    let rows = ((height as i32 - 2 * PLOT_MARGIN) / LEGEND_ROW).max(1) as usize;
-    let style = text(LEGEND_SIZE, &BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    let row_height = sizes.legend_row;
+    let rows = ((height as i32 - 2 * sizes.margin) / row_height).max(1) as usize;
+    let style = text(sizes.legend, &BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    let u = sizes.unit;
     let mut markers = 0;
     let fits = if shown.len() > rows { rows - 1 } else { rows };
     for (row, (&(index, series), name)) in shown.iter().zip(&legend.names).enumerate() {
@@ -293,14 +337,17 @@ fn draw_legend<DB: DrawingBackend>(
         if row >= fits {
             continue;
         }
-        let y = PLOT_MARGIN + LEGEND_ROW / 2 + row as i32 * LEGEND_ROW;
-        let (left, right) = (LEGEND_PAD, LEGEND_PAD + SWATCH);
+        let y = sizes.margin + row_height / 2 + row as i32 * row_height;
+        let (left, right) = (sizes.legend_pad, sizes.legend_pad + sizes.swatch);
         let color = color(index);
         if !series.band.is_empty() {
             let fill = color.mix(BAND_OPACITY).filled();
-            area.draw(&Rectangle::new([(left, y - 8), (right, y + 8)], fill))?;
+            area.draw(&Rectangle::new(
+                [(left, y - 8 * u), (right, y + 8 * u)],
+                fill,
+            ))?;
         }
-        let stroke = color.stroke_width(LINE_WIDTH);
+        let stroke = color.stroke_width(sizes.line);
         let middle = (left + right) / 2;
         match series.style {
             Style::Line => area.draw(&PathElement::new(vec![(left, y), (right, y)], stroke))?,
@@ -313,21 +360,23 @@ fn draw_legend<DB: DrawingBackend>(
                 ],
                 stroke,
             ))?,
-            Style::Points => area.draw(&Circle::new((middle, y), POINT_RADIUS, color.filled()))?,
-            Style::Marker => draw_marker(area, shape, (middle, y), MARKER_RADIUS - 2, color)?,
+            Style::Points => area.draw(&Circle::new((middle, y), sizes.point, color.filled()))?,
+            Style::Marker => {
+                draw_marker(area, shape, (middle, y), sizes.marker - 2 * u, color, sizes)?
+            }
         }
         if !series.error_bars.is_empty() && series.style != Style::Line {
             area.draw(&PathElement::new(
-                vec![(middle, y - 9), (middle, y + 9)],
+                vec![(middle, y - 9 * u), (middle, y + 9 * u)],
                 stroke,
             ))?;
         }
-        area.draw_text(name, &style, (right + LEGEND_GAP, y))?;
+        area.draw_text(name, &style, (right + sizes.legend_gap, y))?;
     }
     if shown.len() > fits {
-        let y = PLOT_MARGIN + LEGEND_ROW / 2 + fits as i32 * LEGEND_ROW;
+        let y = sizes.margin + row_height / 2 + fits as i32 * row_height;
         let more = format!("+{} more", shown.len() - fits);
-        area.draw_text(&more, &style.color(&DARK), (LEGEND_PAD, y))?;
+        area.draw_text(&more, &style.color(&DARK), (sizes.legend_pad, y))?;
     }
     Ok(())
 }
@@ -341,6 +390,7 @@ fn draw_marker<DB: DrawingBackend>(
     (x, y): (i32, i32),
     radius: i32,
     color: RGBColor,
+    sizes: &Sizes,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let r = radius;
     let offsets: Vec<(i32, i32)> = match shape % 4 {
@@ -358,7 +408,7 @@ fn draw_marker<DB: DrawingBackend>(
     if let Some(&first) = outline.first() {
         outline.push(first);
     }
-    area.draw(&PathElement::new(outline, BLACK.stroke_width(2)))
+    area.draw(&PathElement::new(outline, BLACK.stroke_width(sizes.line)))
 }
 
 /// The band as one polygon (its high edge, then its low edge back), cut to

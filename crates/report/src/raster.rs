@@ -145,6 +145,32 @@ impl DrawingBackend for Raster<'_> {
     }
 }
 
+/// PNGs are drawn at this many times their size in each direction, then
+/// reduced by [`halved`].
+pub(crate) const SUPERSAMPLE: usize = 2;
+
+/// An RGB image of `width` × `height` from one [`SUPERSAMPLE`] times as
+/// wide and high: each pixel the rounded mean of its 2 × 2 block.
+pub(crate) fn halved(large: &[u8], width: usize, height: usize) -> Vec<u8> {
+    let large_width = width * SUPERSAMPLE;
+    let mut pixels = vec![0u8; width * height * 3];
+    for (index, pixel) in pixels.chunks_exact_mut(3).enumerate() {
+        let (x, y) = (index % width, index / width);
+        for (channel, value) in pixel.iter_mut().enumerate() {
+            let mut sum = 0u32;
+            for dy in 0..SUPERSAMPLE {
+                for dx in 0..SUPERSAMPLE {
+                    let at = ((y * SUPERSAMPLE + dy) * large_width + x * SUPERSAMPLE + dx) * 3;
+                    sum += u32::from(large.get(at + channel).copied().unwrap_or(255));
+                }
+            }
+            let count = (SUPERSAMPLE * SUPERSAMPLE) as u32;
+            *value = u8::try_from((sum + count / 2) / count).unwrap_or(u8::MAX);
+        }
+    }
+    pixels
+}
+
 /// A line of text laid out: its box and its pixels with their coverage,
 /// relative to the box's top-left corner.
 struct Glyphs {
@@ -188,6 +214,18 @@ fn layout(face: &FontRef<'static>, size: f32, text: &str) -> Glyphs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn halving_averages_each_block() {
+        // A 2 × 1 image from a 4 × 2 one: a white and black block, then a
+        // block of two greys.
+        #[rustfmt::skip]
+        let large = [
+            255, 255, 255,  0, 0, 0,   10, 10, 10,  20, 20, 20,
+            255, 255, 255,  0, 0, 0,   30, 30, 30,  40, 40, 40,
+        ];
+        assert_eq!(halved(&large, 2, 1), vec![128, 128, 128, 25, 25, 25]);
+    }
 
     #[test]
     fn glyphs_keep_their_side_bearings() {
