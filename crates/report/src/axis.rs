@@ -59,6 +59,9 @@ fn widened(low: f64, high: f64) -> (f64, f64) {
 /// About this many intervals between ticks on the x and the y axis.
 const X_TICKS: usize = 8;
 const Y_TICKS: usize = 6;
+/// How far an end of the x axis may move to reach a tick, as a share of the
+/// span; the y axis always reaches the next tick.
+const X_ROUNDING: f64 = 0.1;
 
 /// The 1-2-5 step that gives about `target` intervals over `span`.
 fn nice_step(span: f64, target: usize) -> f64 {
@@ -79,18 +82,24 @@ fn nice_step(span: f64, target: usize) -> f64 {
 
 /// [`low`, `high`] widened to the nearest ticks outside it, so that both
 /// ends of the axis are labelled (time from 0.1 s to 29.9 s shows 0 to 30).
-fn rounded_out(low: f64, high: f64, target: usize) -> Range {
-    let step = nice_step(high - low, target);
+/// An end that would move by more than `tolerance` of the span stays where
+/// it is (a run to 20.3 s is not drawn to 25 s).
+fn rounded_out(low: f64, high: f64, target: usize, tolerance: f64) -> Range {
+    let span = high - low;
+    let step = nice_step(span, target);
     let (rounded_low, rounded_high) = ((low / step).floor() * step, (high / step).ceil() * step);
-    // Rounding can only fail on extreme magnitudes; keep the data's extent
-    // then.
-    if rounded_low.is_finite() && rounded_high.is_finite() && rounded_low < rounded_high {
-        Range {
-            low: rounded_low,
-            high: rounded_high,
-        }
-    } else {
-        Range { low, high }
+    // A NaN from extreme magnitudes fails both tests and keeps the end.
+    Range {
+        low: if low - rounded_low <= tolerance * span {
+            rounded_low
+        } else {
+            low
+        },
+        high: if rounded_high - high <= tolerance * span {
+            rounded_high
+        } else {
+            high
+        },
     }
 }
 
@@ -100,7 +109,7 @@ fn rounded_out(low: f64, high: f64, target: usize) -> Range {
 pub(crate) fn x_range(values: impl Iterator<Item = f64>, symbols: bool) -> Range {
     let (low, high) = extent(values);
     let (low, high) = widened(low, high);
-    let axis = rounded_out(low, high, X_TICKS);
+    let axis = rounded_out(low, high, X_TICKS, X_ROUNDING);
     if !symbols {
         return axis;
     }
@@ -138,6 +147,7 @@ pub(crate) fn y_range(values: impl Iterator<Item = f64>, from_zero: bool) -> Ran
         if pinned(low) { low } else { low - room },
         if pinned(high) { high } else { high + room },
         Y_TICKS,
+        f64::INFINITY,
     )
 }
 
@@ -227,7 +237,10 @@ mod tests {
         assert!(symbols.high > 10.0 && symbols.high < 11.0, "{symbols:?}");
         let gops = x_range([0.0, 9.0].into_iter(), true);
         assert!(gops.low < 0.0 && gops.low > -1.0, "{gops:?}");
-        assert_eq!(gops.high, 10.0);
+        assert!(gops.high > 9.0 && gops.high < 10.0, "{gops:?}");
+        // A run that ends just past a tick is not drawn to the next one.
+        let run = x_range([1.0, 20.3].into_iter(), false);
+        assert_eq!((run.low, run.high), (0.0, 20.3));
     }
 
     #[test]

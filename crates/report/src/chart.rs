@@ -269,6 +269,10 @@ impl Chart {
             Some((low, high)) => self.given_range("y", low, high)?,
             None => axis::y_range(drawn().flat_map(Series::ys), self.y_from_zero),
         };
+        // Values near the largest f64 can widen to infinity.
+        for (axis, range) in [("x", x), ("y", y)] {
+            self.given_range(axis, range.low, range.high)?;
+        }
         Ok(Layout { x, y })
     }
 

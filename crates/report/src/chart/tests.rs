@@ -190,6 +190,21 @@ fn inverted_bands_bad_ranges_and_sizes_are_refused() {
 }
 
 #[test]
+fn huge_values_are_drawn_or_refused_without_a_panic() {
+    for value in [f64::MAX, -f64::MAX, 1e300, f64::MIN_POSITIVE] {
+        let chart = Chart::new("t", "x", "y").series(Series::new(
+            "s",
+            vec![(value, value), (value, value)],
+            Style::Line,
+        ));
+        match chart.to_svg() {
+            Ok(svg) => assert!(svg.contains("<svg")),
+            Err(error) => assert!(matches!(error, ReportError::BadRange { .. }), "{error}"),
+        }
+    }
+}
+
+#[test]
 fn given_ranges_are_used_and_data_outside_them_is_clipped() {
     let chart = sample().x_range(2.0, 6.0).y_range(1.0, 2.0);
     let layout = chart.check().unwrap();
@@ -230,4 +245,35 @@ fn many_series_end_the_legend_with_a_count() {
     let svg = chart.to_svg().unwrap();
     assert!(svg.contains("more"), "no +N more");
     assert!(!svg.contains("flow 39"));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Whatever finite data a chart gets, drawing it ends in an SVG or an
+    /// error, never a panic.
+    #[test]
+    fn any_finite_data_draws_or_is_refused(
+        points in proptest::collection::vec(
+            (proptest::num::f64::NORMAL | proptest::num::f64::ZERO,
+             proptest::num::f64::NORMAL | proptest::num::f64::ZERO),
+            0..20,
+        ),
+        style in proptest::sample::select(vec![Style::Line, Style::Points, Style::Step, Style::Marker]),
+        from_zero in proptest::bool::ANY,
+    ) {
+        let bars = points.iter().map(|&(x, y)| (x, y.min(0.0), y.max(0.0))).collect();
+        let mut chart = Chart::new("t", "x", "y")
+            .series(Series::new("s", points.clone(), style).error_bars(bars));
+        if from_zero {
+            chart = chart.y_from_zero();
+        }
+        match chart.to_svg() {
+            Ok(svg) => proptest::prop_assert!(svg.contains("<svg")),
+            Err(error) => proptest::prop_assert!(
+                matches!(error, ReportError::Empty { .. } | ReportError::BadRange { .. }),
+                "{}", error
+            ),
+        }
+    }
 }
