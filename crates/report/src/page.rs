@@ -19,6 +19,20 @@ pub struct Table {
 }
 
 impl Table {
+    /// A table with these column names and no rows yet.
+    pub fn new(header: &[&str]) -> Table {
+        Table {
+            header: header.iter().map(|&name| name.to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row.
+    pub fn row(&mut self, cells: Vec<String>) -> &mut Table {
+        self.rows.push(cells);
+        self
+    }
+
     /// The number of columns: the widest of the header and the rows.
     pub(crate) fn columns(&self) -> usize {
         self.rows

@@ -21,10 +21,11 @@ fn sample() -> Page {
         .paragraph("Made by `fairstream simulate a.toml` at 5 < 6.")
         .callout("The stream filled the link.")
         .list(&["one `x`".to_owned(), "two".to_owned()])
-        .table(Table {
-            header: vec!["flow".into(), "throughput (Mbit/s)".into()],
-            rows: vec![vec!["tfrc".into(), "1.50".into()]],
-        })
+        .table(
+            Table::new(&["flow", "throughput (Mbit/s)"])
+                .row(vec!["tfrc".into(), "1.50".into()])
+                .clone(),
+        )
         .code_block("cargo run -- simulate a.toml --out x")
         .chart("throughput", chart("Throughput"));
     page
