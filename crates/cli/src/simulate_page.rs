@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use fairstream_report::{Chart, Page, Table};
-use fairstream_sim::runner::Summary;
+use fairstream_sim::runner::{FlowSummary, LinkSummary, Summary};
 
 /// What the page is about.
 pub(crate) struct Run<'a> {
@@ -68,68 +68,50 @@ fn optional(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "–".to_owned(), |v| format!("{v:.decimals$}"))
 }
 
-fn flow_table(summary: &Summary) -> Table {
-    let header = [
-        "flow",
-        "transport",
-        "throughput (Mbit/s)",
-        "goodput (Mbit/s)",
-        "packets sent",
-        "queue drops",
-        "channel losses",
-        "loss event rate",
-        "mean RTT (ms)",
-        "connections (mean)",
-    ];
-    Table {
-        header: header.map(str::to_owned).to_vec(),
-        rows: summary
-            .flows
-            .iter()
-            .map(|flow| {
-                vec![
-                    flow.name.clone(),
-                    flow.cc.clone(),
-                    format!("{:.3}", flow.throughput_bps / 1e6),
-                    format!("{:.3}", flow.goodput_bps / 1e6),
-                    flow.packets_sent.to_string(),
-                    flow.packets_lost_congestion.to_string(),
-                    flow.packets_lost_channel.to_string(),
-                    optional(flow.loss_event_rate, 4),
-                    optional(flow.mean_rtt_s.map(|s| s * 1e3), 1),
-                    optional(flow.connections_mean, 2),
-                ]
-            })
-            .collect(),
+/// A column: its name and how a cell is made from a row's item.
+type Column<T> = (&'static str, fn(&T) -> String);
+
+/// A table of `items`, a row each, in `columns`.
+fn table<T>(columns: &[Column<T>], items: &[T]) -> Table {
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let mut table = Table::new(&names);
+    for item in items {
+        table.row(columns.iter().map(|(_, cell)| cell(item)).collect());
     }
+    table
+}
+
+fn flow_table(summary: &Summary) -> Table {
+    let columns: [Column<FlowSummary>; 10] = [
+        ("flow", |f| f.name.clone()),
+        ("transport", |f| f.cc.clone()),
+        ("throughput (Mbit/s)", |f| {
+            format!("{:.3}", f.throughput_bps / 1e6)
+        }),
+        ("goodput (Mbit/s)", |f| {
+            format!("{:.3}", f.goodput_bps / 1e6)
+        }),
+        ("packets sent", |f| f.packets_sent.to_string()),
+        ("queue drops", |f| f.packets_lost_congestion.to_string()),
+        ("channel losses", |f| f.packets_lost_channel.to_string()),
+        ("loss event rate", |f| optional(f.loss_event_rate, 4)),
+        ("mean RTT (ms)", |f| {
+            optional(f.mean_rtt_s.map(|s| s * 1e3), 1)
+        }),
+        ("connections (mean)", |f| optional(f.connections_mean, 2)),
+    ];
+    table(&columns, &summary.flows)
 }
 
 fn link_table(summary: &Summary) -> Table {
-    let header = [
-        "link direction",
-        "utilisation",
-        "packets offered",
-        "delivered",
-        "queue drops",
-        "CE marked",
-        "channel losses",
+    let columns: [Column<LinkSummary>; 7] = [
+        ("link direction", |l| l.direction.clone()),
+        ("utilisation", |l| format!("{:.1} %", l.utilization * 100.0)),
+        ("packets offered", |l| l.packets_offered.to_string()),
+        ("delivered", |l| l.packets_delivered.to_string()),
+        ("queue drops", |l| l.queue_drops.to_string()),
+        ("CE marked", |l| l.ce_marked.to_string()),
+        ("channel losses", |l| l.channel_losses.to_string()),
     ];
-    Table {
-        header: header.map(str::to_owned).to_vec(),
-        rows: summary
-            .links
-            .iter()
-            .map(|link| {
-                vec![
-                    link.direction.clone(),
-                    format!("{:.1} %", link.utilization * 100.0),
-                    link.packets_offered.to_string(),
-                    link.packets_delivered.to_string(),
-                    link.queue_drops.to_string(),
-                    link.ce_marked.to_string(),
-                    link.channel_losses.to_string(),
-                ]
-            })
-            .collect(),
-    }
+    table(&columns, &summary.links)
 }
