@@ -44,16 +44,20 @@ impl Table {
     }
 
     /// For each column, whether it holds numbers (to be aligned right):
-    /// some cell reads as a number and every cell with a letter or digit in
-    /// it does ("–" for none does not count).
+    /// most of its cells with a letter or digit in them read as numbers
+    /// ("–" for none does not count; "no FEC" among figures does not turn
+    /// the column).
     pub(crate) fn numeric_columns(&self) -> Vec<bool> {
         (0..self.columns())
             .map(|column| {
-                let cells = self.rows.iter().filter_map(|row| row.get(column));
-                let mut filled = cells
+                let filled: Vec<&String> = self
+                    .rows
+                    .iter()
+                    .filter_map(|row| row.get(column))
                     .filter(|cell| cell.chars().any(char::is_alphanumeric))
-                    .peekable();
-                filled.peek().is_some() && filled.all(|cell| looks_numeric(cell))
+                    .collect();
+                let numbers = filled.iter().filter(|cell| looks_numeric(cell)).count();
+                numbers > 0 && 2 * numbers > filled.len()
             })
             .collect()
     }

@@ -204,7 +204,9 @@ fn columns_of_numbers_are_told_from_columns_of_words() {
             vec!["a".into(), "3.2".into(), "–".into(), "-".into()],
             vec!["b".into(), "-1 %".into(), "36.9 ms".into(), "".into()],
             vec!["c".into(), "+4".into(), "0.95 (n 1.1)".into(), "n/a".into()],
+            vec!["d".into(), "no FEC".into(), "1 ms".into(), "5".into()],
         ],
     };
+    // "no FEC" is one cell in four; the last column is half words.
     assert_eq!(table.numeric_columns(), vec![false, true, true, false]);
 }
