@@ -22,19 +22,29 @@ struct Scenario {
 }
 
 fn config() -> impl Strategy<Value = TfrcReceiverConfig> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), 1u64..=5).prop_map(
-        |(history_discounting, small_packet, interpolation, ndupack)| TfrcReceiverConfig {
-            ndupack,
-            history_discounting,
-            small_packet,
-            loss_event_grouping: if interpolation {
-                LossEventGrouping::Interpolation
-            } else {
-                LossEventGrouping::Auto
-            },
-            ..TfrcReceiverConfig::default()
-        },
+    (
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        1u64..=5,
+        prop::option::of(1u32..=100),
     )
+        .prop_map(
+            |(history_discounting, small_packet, interpolation, ndupack, channel_loss_memory)| {
+                TfrcReceiverConfig {
+                    ndupack,
+                    history_discounting,
+                    small_packet,
+                    loss_event_grouping: if interpolation {
+                        LossEventGrouping::Interpolation
+                    } else {
+                        LossEventGrouping::Auto
+                    },
+                    channel_loss_memory,
+                    ..TfrcReceiverConfig::default()
+                }
+            },
+        )
 }
 
 /// Sequence numbers 0..n, some dropped (fewer than the detector remembers,
@@ -283,6 +293,13 @@ proptest! {
             }
             check_invariants(&rx)?;
             prop_assert!(rx.loss_detector().held_marks() <= MAX_HELD_MARKS);
+            // The second history of a marking path: a probability, and it
+            // sets aside no more packets than were sent.
+            if let Some(p) = rx.congestion_loss_event_rate() {
+                prop_assert!((0.0..=1.0).contains(&p), "congestion p {}", p);
+            }
+            let top = scenario.arrivals.iter().map(|a| a.0 + 1).max().unwrap_or(0);
+            prop_assert!(rx.losses_set_aside() <= top);
             let (counted, missing) = counted_and_missing(&rx, &received, first);
             prop_assert!(
                 counted <= missing + marked,
@@ -314,6 +331,11 @@ proptest! {
             }, ce);
             check_invariants(&rx)?;
             prop_assert!(rx.loss_detector().held_marks() <= MAX_HELD_MARKS);
+            // The second history of a marking path: a probability,
+            // whatever the peer sends.
+            if let Some(p) = rx.congestion_loss_event_rate() {
+                prop_assert!((0.0..=1.0).contains(&p), "congestion p {}", p);
+            }
             let _ = rx.poll_feedback(now);
         }
     }

@@ -220,6 +220,12 @@ pub struct TfrcSender {
     /// CE-marked packets the receiver has reported (experimental CCID 248
     /// option 197), unwrapped from its 32-bit count.
     ecn_marks: u64,
+    /// The loss event rate without the losses of a marking path, as the
+    /// receiver of the experimental CCID 248 last reported it (option 198).
+    congestion_p: Option<f64>,
+    /// Whether the equation takes `congestion_p` instead of p (the adaptive
+    /// controller's connections).
+    use_congestion_p: bool,
 }
 
 impl TfrcSender {
@@ -259,6 +265,8 @@ impl TfrcSender {
             target_rate: None,
             x_equation_one: None,
             ecn_marks: 0,
+            congestion_p: None,
+            use_congestion_p: false,
             config,
         }
     }
@@ -436,13 +444,14 @@ impl TfrcSender {
             // With n ≠ 1 flows the MulTFRC n-flow equation replaces RFC
             // 5348's (the aggregate of multi-connection streaming), with j
             // as the receiver reported it (1 until it does).
+            let p = self.equation_p();
             let x_bps = if self.flows == 1.0 {
-                self.config.equation.rate(self.s(), secs(r), self.p)
+                self.config.equation.rate(self.s(), secs(r), p)
             } else {
                 crate::cc::multfrc::MulTfrcEquation::default().rate(
                     self.s(),
                     secs(r),
-                    self.p,
+                    p,
                     self.flows,
                     self.losses_per_event,
                 )
@@ -453,7 +462,7 @@ impl TfrcSender {
             } else {
                 self.config
                     .equation
-                    .rate(self.s(), secs(r), self.p)
+                    .rate(self.s(), secs(r), p)
                     .ok()
                     .map(|rate| rate.bytes_per_sec())
             };

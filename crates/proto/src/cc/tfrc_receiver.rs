@@ -27,20 +27,21 @@
 //! [`TfrcReceiverConfig::default_rtt`] stands in for R where a number is
 //! needed (grouping losses, the first loss interval).
 
+mod events;
 mod measure;
 
 use std::time::Duration;
 
 use crate::cc::equation::tfrc_loss_event_rate;
 use crate::cc::loss_history::{
-    ArrivalKind, AverageContext, Cancellation, LossDetector, LossEventStart, LossInterval,
-    LossIntervalHistory, LostRun, PacketMark, DEFAULT_LOSS_INTERVALS, MAX_LOSS_INTERVALS,
-    MAX_NDUPACK, NDUPACK,
+    ArrivalKind, AverageContext, LossDetector, LossInterval, LossIntervalHistory, LostRun,
+    PacketMark, DEFAULT_LOSS_INTERVALS, MAX_LOSS_INTERVALS, MAX_NDUPACK, NDUPACK,
 };
 use crate::cc::TfrcFeedback;
 use crate::time::Instant;
 use crate::units::Rate;
 
+use events::LossEvents;
 use measure::{ReceiveRateMeter, RttTracker, MAX_RTT, MIN_RTT};
 
 /// RFC 4340 §3.4: the RTT assumed while there is no estimate, 0.2 seconds.
@@ -92,6 +93,16 @@ pub struct TfrcReceiverConfig {
     pub loss_event_grouping: LossEventGrouping,
     /// R while there is no estimate: [`DEFAULT_RTT`] (RFC 4340 §3.4).
     pub default_rtt: Duration,
+    /// Experimental, off by default (`None`): also compute a second loss
+    /// event rate, [`TfrcReceiver::congestion_loss_event_rate`], that
+    /// leaves out the losses (not the marks) declared within this many
+    /// round-trip times of a packet that arrived marked Congestion
+    /// Experienced. A path that has just marked one of this connection's
+    /// packets has a bottleneck that signals congestion by marking (RFC
+    /// 3168 §5); a packet lost while it does so was most likely lost on a
+    /// channel, not in that queue. p itself is RFC 5348's, always. See
+    /// `docs/results/fairness.md` for what it does and where it is wrong.
+    pub channel_loss_memory: Option<u32>,
 }
 
 impl Default for TfrcReceiverConfig {
@@ -104,6 +115,7 @@ impl Default for TfrcReceiverConfig {
             first_interval_packet_size: FirstIntervalPacketSize::MeanReceived,
             loss_event_grouping: LossEventGrouping::Auto,
             default_rtt: DEFAULT_RTT,
+            channel_loss_memory: None,
         }
     }
 }
@@ -123,7 +135,20 @@ pub enum ReceiverConfigError {
     /// The default RTT must be between 1 µs and 64 s.
     #[error("default_rtt = {0:?} is outside 1µs..=64s")]
     DefaultRtt(Duration),
+    /// The channel-loss memory must be 1 to [`MAX_CHANNEL_LOSS_MEMORY`]
+    /// round-trip times.
+    #[error("channel_loss_memory = {0} is outside 1..={max}", max = MAX_CHANNEL_LOSS_MEMORY)]
+    ChannelLossMemory(u32),
 }
+
+/// The longest [`TfrcReceiverConfig::channel_loss_memory`], in round-trip
+/// times.
+pub const MAX_CHANNEL_LOSS_MEMORY: u32 = 1024;
+
+/// Recent runs of losses set aside from the congestion loss event rate,
+/// remembered so that one of their packets arriving late is not taken back
+/// from a loss event it was never in.
+const SET_ASIDE_RUNS_KEPT: usize = 32;
 
 impl TfrcReceiverConfig {
     /// Checks every value; [`TfrcReceiver::new`] clamps what this refuses.
@@ -140,6 +165,11 @@ impl TfrcReceiverConfig {
         if !(MIN_RTT..=MAX_RTT).contains(&self.default_rtt) {
             return Err(ReceiverConfigError::DefaultRtt(self.default_rtt));
         }
+        if let Some(memory) = self.channel_loss_memory {
+            if !(1..=MAX_CHANNEL_LOSS_MEMORY).contains(&memory) {
+                return Err(ReceiverConfigError::ChannelLossMemory(memory));
+            }
+        }
         Ok(())
     }
 
@@ -150,6 +180,9 @@ impl TfrcReceiverConfig {
             self.first_interval_packet_size = FirstIntervalPacketSize::Fixed(1);
         }
         self.default_rtt = self.default_rtt.clamp(MIN_RTT, MAX_RTT);
+        self.channel_loss_memory = self
+            .channel_loss_memory
+            .map(|m| m.clamp(1, MAX_CHANNEL_LOSS_MEMORY));
         self
     }
 }
@@ -177,13 +210,31 @@ struct NewestArrival {
     arrival: Instant,
 }
 
+/// The second loss history of [`TfrcReceiverConfig::channel_loss_memory`].
+#[derive(Clone, Debug)]
+struct CongestionEvents {
+    events: LossEvents,
+    /// Its p as last computed.
+    p: f64,
+    /// When the last packet marked Congestion Experienced arrived.
+    last_mark: Option<Instant>,
+    /// Lost packets left out of it.
+    set_aside: u64,
+    /// The latest runs left out (first and last sequence number).
+    recent: std::collections::VecDeque<(u64, u64)>,
+}
+
 /// The TFRC receiver. See the [module documentation](self) for the order in
 /// which a driver calls it.
 #[derive(Clone, Debug)]
 pub struct TfrcReceiver {
     config: TfrcReceiverConfig,
     detector: LossDetector,
-    history: LossIntervalHistory,
+    /// Loss events of every loss and mark: p.
+    events: LossEvents,
+    /// With [`TfrcReceiverConfig::channel_loss_memory`]: the loss events
+    /// without the losses taken for the channel's.
+    congestion: Option<CongestionEvents>,
     rtt: RttTracker,
     meter: ReceiveRateMeter,
     received_packets: u64,
@@ -192,10 +243,6 @@ pub struct TfrcReceiver {
     ce_marked: u64,
     received_bytes: u64,
     newest: Option<NewestArrival>,
-    /// RFC 4342 §10.2: the lowest sequence number above the open loss event's
-    /// start whose window counter was more than 4 past the event's; a loss
-    /// sent after it starts a new event even if the counter wrapped.
-    closing_seq: Option<u64>,
     /// p as last computed.
     p: f64,
     data_since_feedback: bool,
@@ -211,9 +258,18 @@ impl TfrcReceiver {
     pub fn new(config: TfrcReceiverConfig, now: Instant) -> Self {
         let _ = now;
         let config = config.clamped();
+        let history =
+            || LossIntervalHistory::new(config.loss_intervals, config.history_discounting);
         TfrcReceiver {
             detector: LossDetector::new(config.ndupack),
-            history: LossIntervalHistory::new(config.loss_intervals, config.history_discounting),
+            events: LossEvents::new(history()),
+            congestion: config.channel_loss_memory.map(|_| CongestionEvents {
+                events: LossEvents::new(history()),
+                p: 0.0,
+                last_mark: None,
+                set_aside: 0,
+                recent: std::collections::VecDeque::new(),
+            }),
             config,
             rtt: RttTracker::default(),
             meter: ReceiveRateMeter::default(),
@@ -221,7 +277,6 @@ impl TfrcReceiver {
             ce_marked: 0,
             received_bytes: 0,
             newest: None,
-            closing_seq: None,
             p: 0.0,
             data_since_feedback: false,
             expedite_at: None,
@@ -269,19 +324,33 @@ impl TfrcReceiver {
     /// a DCCP Loss Intervals option (RFC 4342 §8.6) reports. Empty before the
     /// first loss event.
     pub fn loss_intervals(&self) -> impl ExactSizeIterator<Item = &LossInterval> + '_ {
-        self.history.intervals()
+        self.events.history.intervals()
     }
 
     /// j, the mean number of packets lost per loss event over the loss
     /// history ([`LossIntervalHistory::mean_lost_packets`]); `None` before
     /// the first loss event.
     pub fn mean_lost_packets(&self) -> Option<f64> {
-        self.history.mean_lost_packets()
+        self.events.history.mean_lost_packets()
     }
 
     /// The loss-interval history.
     pub fn loss_history(&self) -> &LossIntervalHistory {
-        &self.history
+        &self.events.history
+    }
+
+    /// With [`TfrcReceiverConfig::channel_loss_memory`]: the loss event
+    /// rate of the marks and of the losses not taken for the channel's, as
+    /// last computed; `None` when that is off.
+    pub fn congestion_loss_event_rate(&self) -> Option<f64> {
+        self.congestion.as_ref().map(|c| c.p)
+    }
+
+    /// With [`TfrcReceiverConfig::channel_loss_memory`]: the lost packets
+    /// left out of [`congestion_loss_event_rate`](Self::congestion_loss_event_rate)
+    /// (0 when that is off).
+    pub fn losses_set_aside(&self) -> u64 {
+        self.congestion.as_ref().map_or(0, |c| c.set_aside)
     }
 
     /// The loss detector.
@@ -351,37 +420,59 @@ impl TfrcReceiver {
         if let (ArrivalKind::First | ArrivalKind::Newest, Some(c)) = (arrival.kind, counter) {
             self.rtt.on_window_counter(c, now);
         }
-        self.note_window_counter(packet.seq, counter);
+        self.events.note_window_counter(packet.seq, counter);
+        if let Some(c) = &mut self.congestion {
+            c.events.note_window_counter(packet.seq, counter);
+        }
 
         // RFC 5348 §6.3: "Prepare and send a feedback packet" on the first.
         let mut expedite = arrival.kind == ArrivalKind::First;
         let highest = self.highest_seq().unwrap_or(packet.seq);
         // A marked packet whose loss was declared stays counted.
         if arrival.kind == ArrivalKind::Recovered && !ce_marked {
-            let cancellation = self
-                .history
-                .cancel_loss(packet.seq, &self.detector, highest);
-            if cancellation == Cancellation::EventRemoved {
-                // RFC 5348 §6: feedback also "whenever an out-of-order data
-                // packet is received that removes a loss event from the
-                // history". The reopened event's start is long past: any new
-                // loss after it is a new event (RFC 4342 §10.2 closed).
-                expedite = true;
-                self.closing_seq = self.history.open().map(LossInterval::start_seq);
+            // RFC 5348 §6: feedback also "whenever an out-of-order data
+            // packet is received that removes a loss event from the
+            // history".
+            expedite |= self.events.cancel(packet.seq, &self.detector, highest);
+            if let Some(c) = &mut self.congestion {
+                let set_aside = c
+                    .recent
+                    .iter()
+                    .any(|&(first, last)| (first..=last).contains(&packet.seq));
+                if !set_aside {
+                    c.events.cancel(packet.seq, &self.detector, highest);
+                }
             }
         }
-        for run in &arrival.newly_lost {
-            // RFC 5348 §6: feedback "whenever a new loss event is detected
-            // without waiting for the end of an RTT".
-            expedite |= self.on_lost_run(now, run, highest);
+        if ce_marked {
+            if let Some(c) = &mut self.congestion {
+                c.last_mark = Some(now);
+            }
         }
-        self.history.set_highest(highest);
+        let rtt = self.rtt_or_default();
+        let grouping = self.config.loss_event_grouping;
+        if !arrival.newly_lost.is_empty() {
+            let synthetic = self.first_interval_length(now, rtt);
+            for run in &arrival.newly_lost {
+                // RFC 5348 §6: feedback "whenever a new loss event is
+                // detected without waiting for the end of an RTT".
+                expedite |= self
+                    .events
+                    .on_lost_run(run, highest, rtt, grouping, || synthetic);
+            }
+        }
+        self.on_lost_runs_for_congestion(now, &arrival.newly_lost, highest);
+        self.events.history.set_highest(highest);
+        if let Some(c) = &mut self.congestion {
+            c.events.history.set_highest(highest);
+        }
 
         // RFC 5348 §6.1: "2) Let p_prev = p. 3) Calculate p as in Section 5.
         // 4) If p > p_prev, cause the feedback timer to expire".
         let p_prev = self.p;
         self.p = self.compute_p(now);
         expedite |= self.p > p_prev;
+        self.update_congestion_p(now);
         // RFC 5348 §6.3: without an RTT estimate, feedback for every packet.
         expedite |= self.rtt.get().is_none();
         if expedite {
@@ -408,6 +499,7 @@ impl TfrcReceiver {
         let rtt = self.rtt_or_default();
         // RFC 5348 §6.2: "1) Calculate the average loss event rate".
         self.p = self.compute_p(now);
+        self.update_congestion_p(now);
         // "2) Calculate the measured receive rate, X_recv".
         let receive_rate = self.meter.rate(now, rtt);
         self.meter.restart(now, rtt);
@@ -433,7 +525,7 @@ impl TfrcReceiver {
     }
 
     fn compute_p(&self, now: Instant) -> f64 {
-        self.history.loss_event_rate(AverageContext {
+        self.events.history.loss_event_rate(AverageContext {
             now,
             rtt: self.rtt_or_default(),
             small_packet: self.config.small_packet,
@@ -459,97 +551,45 @@ impl TfrcReceiver {
         self.feedback_deadline = Some(Instant::from_nanos(u64::try_from(next).unwrap_or(u64::MAX)));
     }
 
-    /// RFC 4342 §10.2 bookkeeping: a packet above the open loss event's start
-    /// whose window counter is more than 4 past the event's closes it.
-    fn note_window_counter(&mut self, seq: u64, counter: Option<u8>) {
-        let (Some(counter), Some(open)) = (counter, self.history.open()) else {
+    /// Feeds the runs of [`TfrcReceiverConfig::channel_loss_memory`]'s
+    /// second history: marks always, losses only while no mark arrived
+    /// within the memory.
+    fn on_lost_runs_for_congestion(&mut self, now: Instant, runs: &[LostRun], highest: u64) {
+        let (Some(memory), false) = (self.config.channel_loss_memory, runs.is_empty()) else {
             return;
         };
-        let Some(start_counter) = open.start_window_counter() else {
-            return;
-        };
-        if seq > open.start_seq()
-            && counter_distance(start_counter, counter) > WINDOW_COUNTER_LOSS_EVENT_DISTANCE
-        {
-            self.closing_seq = Some(self.closing_seq.map_or(seq, |s| s.min(seq)));
-        }
-    }
-
-    /// Groups a newly declared run of losses into loss events (RFC 5348
-    /// §5.2); returns whether a new loss event started.
-    fn on_lost_run(&mut self, now: Instant, run: &LostRun, highest: u64) -> bool {
         let rtt = self.rtt_or_default();
-        let mut next = run.first_seq;
-        let mut new_events = 0;
-        loop {
-            let boundary = self.next_event_start(run, next, rtt);
-            // A run spanning more than n + 1 round-trip times of interpolated
-            // arrivals would start more loss events than the history holds;
-            // past that bound the rest of the run joins the last event.
-            let room = new_events <= self.history.n() + 1;
-            match boundary {
-                Some(start) if room => {
-                    if start > next {
-                        self.history
-                            .add_losses_to_open_event(start - next, start - 1);
-                    }
-                    let event = LossEventStart {
-                        seq: start,
-                        time: run.nominal_arrival(start),
-                        window_counter: run.before.window_counter,
-                        lost_packets: 1,
-                        last_lost_seq: start,
-                    };
-                    if self.history.is_empty() {
-                        let synthetic = self.first_interval_length(now, rtt);
-                        self.history.start_first_event(event, synthetic, highest);
-                    } else {
-                        self.history.start_event(event, highest);
-                    }
-                    self.closing_seq = None;
-                    new_events += 1;
-                    if start >= run.last_seq {
-                        break;
-                    }
-                    next = start + 1;
+        let grouping = self.config.loss_event_grouping;
+        let synthetic = self.first_interval_length(now, rtt);
+        let Some(c) = &mut self.congestion else {
+            return;
+        };
+        let marking = c
+            .last_mark
+            .is_some_and(|mark| now.saturating_duration_since(mark) <= rtt.saturating_mul(memory));
+        for run in runs {
+            if marking && !run.is_marked() {
+                c.set_aside = c.set_aside.saturating_add(run.last_seq - run.first_seq + 1);
+                if c.recent.len() >= SET_ASIDE_RUNS_KEPT {
+                    c.recent.pop_front();
                 }
-                _ => {
-                    self.history
-                        .add_losses_to_open_event(run.last_seq - next + 1, run.last_seq);
-                    break;
-                }
+                c.recent.push_back((run.first_seq, run.last_seq));
+                continue;
             }
+            c.events
+                .on_lost_run(run, highest, rtt, grouping, || synthetic);
         }
-        new_events > 0
     }
 
-    /// The first packet of `run` from `from` on that starts a new loss event,
-    /// if any.
-    fn next_event_start(&self, run: &LostRun, from: u64, rtt: Duration) -> Option<u64> {
-        let Some(open) = self.history.open() else {
-            return Some(from);
+    /// Recomputes the second history's p.
+    fn update_congestion_p(&mut self, now: Instant) {
+        let context = AverageContext {
+            now,
+            rtt: self.rtt_or_default(),
+            small_packet: self.config.small_packet,
         };
-        match (
-            self.config.loss_event_grouping,
-            open.start_window_counter(),
-            run.before.window_counter,
-        ) {
-            (LossEventGrouping::Auto, Some(event_counter), Some(loss_counter)) => {
-                // RFC 4342 §10.2: a lost packet belongs to the current loss
-                // event while its window counter (that of the last packet
-                // received before it) is at most 4 past the event's, and no
-                // packet sent in between has already been more than 4 past.
-                let closed = self.closing_seq.is_some_and(|seq| seq < from);
-                let distance = counter_distance(event_counter, loss_counter);
-                (closed || distance > WINDOW_COUNTER_LOSS_EVENT_DISTANCE).then_some(from)
-            }
-            _ => {
-                // RFC 5348 §5.2: "If T_old + R >= T_new, then S_new is part
-                // of the existing loss event. Otherwise, S_new is the first
-                // packet of a new loss event."
-                run.first_seq_after(open.start_time() + rtt)
-                    .map(|seq| seq.max(from))
-            }
+        if let Some(c) = &mut self.congestion {
+            c.p = c.events.history.loss_event_rate(context);
         }
     }
 

@@ -18,7 +18,8 @@ use super::ack_vector::AckHistory;
 use super::config::{Ccid, ConnectionConfig};
 use super::history::{DataSeqMapper, SendHistory};
 use super::losses_per_event::{
-    decode_ecn_marks, decode_losses_per_event, encode_ecn_marks, encode_losses_per_event,
+    decode_congestion_loss_event_rate, decode_ecn_marks, decode_losses_per_event,
+    encode_congestion_loss_event_rate, encode_ecn_marks, encode_losses_per_event,
 };
 use super::window_counter::WindowCounter;
 use crate::cc::ccid2::{Ccid2Sender, ReceiverPacket};
@@ -215,6 +216,9 @@ impl SenderCcid {
                 if let Some(marks) = decode_ecn_marks(packet.options) {
                     sender.set_ecn_marks_reported(marks);
                 }
+                sender.set_congestion_loss_event_rate(decode_congestion_loss_event_rate(
+                    packet.options,
+                ));
                 if sender.on_feedback(now, &Feedback::Tfrc(feedback)).is_err() {
                     return FeedbackUse::Ignored;
                 }
@@ -521,6 +525,14 @@ impl ReceiverCcid {
                     // Option 197: how many packets came marked CE, so the
                     // sender can tell congestion from channel loss in p.
                     options.push(encode_ecn_marks(receiver.ce_marked()));
+                    // Option 198: p without the losses of a marking path,
+                    // once there are such losses (before, it is p).
+                    if let (Some(p), true) = (
+                        receiver.congestion_loss_event_rate(),
+                        receiver.losses_set_aside() > 0,
+                    ) {
+                        options.push(encode_congestion_loss_event_rate(p));
+                    }
                 }
                 Some(options)
             }

@@ -340,9 +340,22 @@ impl ConnectionConfig {
             // RFC 5622 §6: the CCID 4 receiver follows TFRC-SP's rules.
             config.small_packet = true;
         }
+        if ccid == Ccid::MulTfrcExperimental && config.channel_loss_memory.is_none() {
+            // The experimental CCID 248 also reports the loss event rate
+            // without the losses of a marking path (its option 198); its
+            // sender uses it only when asked (the adaptive controller).
+            config.channel_loss_memory = Some(CHANNEL_LOSS_MEMORY_RTTS);
+        }
         config
     }
 }
+
+/// How long, in round-trip times, a CE mark makes the CCID 248 receiver
+/// take losses for the channel's (`TfrcReceiverConfig::channel_loss_memory`):
+/// 64, about the time TCP's window takes to grow back after a halving at
+/// the fair-share windows of `docs/results/fairness.md` (tens of packets),
+/// so that marks from one congestion episode cover the next.
+pub(crate) const CHANNEL_LOSS_MEMORY_RTTS: u32 = 64;
 
 #[cfg(test)]
 mod tests {

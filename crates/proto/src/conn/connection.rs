@@ -386,6 +386,21 @@ impl Connection {
         }
     }
 
+    /// Experimental: whether this connection's TFRC sender takes the
+    /// receiver's congestion loss event rate (CCID 248's option 198: p
+    /// without the losses of a marking path) into its equation
+    /// ([`TfrcSender::set_congestion_loss_event_rate_used`](crate::cc::tfrc::TfrcSender::set_congestion_loss_event_rate_used));
+    /// no effect on CCID 2. Returns whether a TFRC sender took it.
+    pub fn set_tfrc_congestion_loss_event_rate_used(&mut self, used: bool) -> bool {
+        match self.tx.as_mut().and_then(SenderCcid::tfrc_mut) {
+            Some(sender) => {
+                sender.set_congestion_loss_event_rate_used(used);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Lets this connection's TFRC sender rise to `rate` where RFC 5348's
     /// equation gives less ([`TfrcSender::set_target_rate`](crate::cc::tfrc::TfrcSender::set_target_rate));
     /// no effect on CCID 2. Returns whether a TFRC sender took it.

@@ -56,10 +56,61 @@ pub(crate) fn decode_ecn_marks(options: &crate::wire::options::Options) -> Optio
     })
 }
 
+/// Option 198 of the experimental MulTFRC CCID: the loss event rate
+/// without the losses the receiver took for the channel's
+/// (`TfrcReceiver::congestion_loss_event_rate`), in Loss Event Rate's
+/// encoding (RFC 4342 §8.5: ⌈1/p⌉, four bytes).
+pub(crate) fn encode_congestion_loss_event_rate(p: f64) -> DccpOption {
+    let value = crate::wire::options::LossEventRate::from_p(p)
+        .unwrap_or(crate::wire::options::LossEventRate::NO_LOSS);
+    DccpOption::Unknown {
+        kind: crate::wire::options::kind::MULTFRC_CONGESTION_LOSS_EVENT_RATE,
+        data: value.0.to_be_bytes().to_vec(),
+    }
+}
+
+/// p of option 198, if present and well formed (four bytes, not zero).
+pub(crate) fn decode_congestion_loss_event_rate(
+    options: &crate::wire::options::Options,
+) -> Option<f64> {
+    options.iter().find_map(|o| match o {
+        DccpOption::Unknown { kind, data }
+            if *kind == crate::wire::options::kind::MULTFRC_CONGESTION_LOSS_EVENT_RATE =>
+        {
+            let bytes: [u8; 4] = data.as_slice().try_into().ok()?;
+            crate::wire::options::LossEventRate(u32::from_be_bytes(bytes)).p()
+        }
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire::options::Options;
+
+    /// Option 198 carries p as Loss Event Rate does; zero and malformed
+    /// values are not used.
+    #[test]
+    fn congestion_loss_event_rate_option_round_trips() {
+        for p in [0.0, 0.25, 0.001] {
+            let mut options = Options::new();
+            options.push(encode_congestion_loss_event_rate(p)).unwrap();
+            let parsed = Options::parse(&options.to_bytes()).unwrap();
+            let back = decode_congestion_loss_event_rate(&parsed).unwrap();
+            assert!((back - p).abs() <= p * 1e-3, "{p} → {back}");
+        }
+        for data in [vec![0, 0, 0, 0], vec![0, 1]] {
+            let mut bad = Options::new();
+            bad.push(DccpOption::Unknown {
+                kind: crate::wire::options::kind::MULTFRC_CONGESTION_LOSS_EVENT_RATE,
+                data,
+            })
+            .unwrap();
+            assert_eq!(decode_congestion_loss_event_rate(&bad), None);
+        }
+        assert_eq!(decode_congestion_loss_event_rate(&Options::new()), None);
+    }
 
     /// Option 196 of the experimental MulTFRC CCID carries j in thousandths
     /// of a packet; a malformed or sub-one value is not used.

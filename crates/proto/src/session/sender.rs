@@ -568,6 +568,10 @@ impl SenderSession {
                 .map(Rate::from_bytes_per_sec);
             if let Some(conn) = self.endpoint.connection_mut(id) {
                 conn.set_tfrc_target_rate(target);
+                // The adaptive controller's connection counts the losses
+                // of a marking path as the channel's (CCID 248's option
+                // 198, `docs/results/fairness.md`).
+                conn.set_tfrc_congestion_loss_event_rate_used(true);
             }
         }
     }

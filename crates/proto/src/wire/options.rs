@@ -104,6 +104,11 @@ pub mod kind {
     /// Experimental CCID 248 feedback option: the data packets the receiver
     /// got marked Congestion Experienced so far, modulo 2³² (four bytes).
     pub const MULTFRC_ECN_MARKS: u8 = 197;
+    /// Experimental CCID 248 feedback option: the loss event rate without
+    /// the losses the receiver took for the channel's (those declared while
+    /// the path marked CE), encoded as Loss Event Rate (RFC 4342 §8.5: 1/p,
+    /// four bytes).
+    pub const MULTFRC_CONGESTION_LOSS_EVENT_RATE: u8 = 198;
 }
 
 /// The most option bytes a header can carry: a Data Offset of 255 words (1020

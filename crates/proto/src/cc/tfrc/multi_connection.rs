@@ -76,6 +76,33 @@ impl TfrcSender {
         self.ecn_marks
     }
 
+    /// Takes the loss event rate the receiver of the experimental CCID 248
+    /// computes without the losses it took for the channel's (its option
+    /// 198; `None` when the feedback did not carry one).
+    pub fn set_congestion_loss_event_rate(&mut self, p: Option<f64>) {
+        self.congestion_p = p.filter(|p| (0.0..=1.0).contains(p));
+    }
+
+    /// Experimental (off by default): whether the equation takes the
+    /// receiver's [congestion loss event rate](Self::set_congestion_loss_event_rate)
+    /// instead of p where the receiver reports one that is not zero. The
+    /// adaptive connection-count controller turns it on; RFC 5348's p stays
+    /// what [`loss_event_rate`](crate::cc::RateController) reports and what
+    /// decides between slow start and the equation.
+    pub fn set_congestion_loss_event_rate_used(&mut self, used: bool) {
+        self.use_congestion_p = used;
+    }
+
+    /// The p the equation takes: RFC 5348's p, or with
+    /// [`set_congestion_loss_event_rate_used`](Self::set_congestion_loss_event_rate_used)
+    /// the congestion loss event rate when one above zero was reported.
+    pub(super) fn equation_p(&self) -> f64 {
+        match self.congestion_p {
+            Some(p) if self.use_congestion_p && p > 0.0 => p,
+            _ => self.p,
+        }
+    }
+
     /// X_Bps of RFC 5348's equation for one flow at the last feedback with
     /// p > 0 (before any target or n); `None` before the first loss.
     pub fn equation_rate(&self) -> Option<Rate> {

@@ -591,3 +591,38 @@ fn ecn_mark_counts_unwrap_and_never_go_back() {
     s.set_ecn_marks_reported(2);
     assert_eq!(s.ecn_marks_reported(), u64::from(u32::MAX) + 3);
 }
+
+/// The experimental congestion loss event rate (CCID 248's option 198)
+/// enters the equation only where the connection asked for it and only when
+/// above zero; RFC 5348's p stays the one reported.
+#[test]
+fn the_congestion_loss_event_rate_is_used_only_when_asked() {
+    let run = |used: bool, congestion_p: Option<f64>| {
+        let mut s = busy_sender(TfrcConfig::default(), 300);
+        s.set_congestion_loss_event_rate_used(used);
+        s.on_feedback(t(100), &feedback(0, 1e9, 0.0)).unwrap();
+        s.set_congestion_loss_event_rate(congestion_p);
+        s.on_feedback(t(300), &feedback(200, 1e9, 0.04)).unwrap();
+        (s.x().bytes_per_sec(), s.loss_event_rate())
+    };
+    let (plain, p) = run(false, Some(0.01));
+    assert_eq!(p, 0.04);
+    // Not asked: p = 0.04 makes X whatever the option says.
+    assert_eq!(run(false, None).0, plain);
+    // Asked: p = 0.01 makes X; p itself is still reported as 0.04.
+    let (asked, p) = run(true, Some(0.01));
+    assert_eq!(p, 0.04);
+    let mut reference = busy_sender(TfrcConfig::default(), 300);
+    reference
+        .on_feedback(t(100), &feedback(0, 1e9, 0.0))
+        .unwrap();
+    reference
+        .on_feedback(t(300), &feedback(200, 1e9, 0.01))
+        .unwrap();
+    assert!(rel(asked, reference.x().bytes_per_sec()) < 1e-12);
+    assert!(asked > plain);
+    // Asked, but no rate, zero or a rate that is no probability: p.
+    for other in [None, Some(0.0), Some(1.5), Some(f64::NAN)] {
+        assert_eq!(run(true, other).0, plain, "{other:?}");
+    }
+}

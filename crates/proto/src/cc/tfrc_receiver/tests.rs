@@ -571,3 +571,64 @@ fn marks_count_like_losses() {
         "both saw packet 59"
     );
 }
+
+/// The experimental congestion loss event rate (CCID 248's option 198):
+/// marks always count; a loss declared within `channel_loss_memory` RTTs of
+/// a mark is set aside from it (and only from it: p is RFC 5348's); a loss
+/// after the memory has run out counts again. Off by default.
+#[test]
+fn losses_on_a_marking_path_are_set_aside_from_the_congestion_rate_only() {
+    let sender = Sender::every_10ms(); // R = 100 ms carried
+    let config = TfrcReceiverConfig {
+        channel_loss_memory: Some(4), // 400 ms
+        ..TfrcReceiverConfig::default()
+    };
+    let mut rx = receiver(config);
+    let marked = [100];
+    // Lost: 120 and 130 (declared at 1.23 and 1.33 s, within 400 ms of the
+    // mark at 1.00 s), 400 (3 s later: counted again).
+    let lost = [120, 130, 400];
+    for seq in all_but(0..600, &lost) {
+        let now = sender.time(seq);
+        rx.on_data_packet_ecn(now, &sender.packet(seq), marked.contains(&seq));
+        rx.poll_feedback(now);
+    }
+    assert_eq!(rx.losses_set_aside(), 2);
+    let p = rx.loss_event_rate();
+    let p_c = rx.congestion_loss_event_rate().unwrap();
+    assert!(p_c > 0.0 && p_c < p, "p {p}, congestion p {p_c}");
+    // The same run with the two set-aside losses delivered gives the same
+    // congestion history, and its p is the congestion p.
+    let mut same = receiver(TfrcReceiverConfig::default());
+    for seq in all_but(0..600, &[400]) {
+        let now = sender.time(seq);
+        same.on_data_packet_ecn(now, &sender.packet(seq), marked.contains(&seq));
+        same.poll_feedback(now);
+    }
+    assert!(
+        (same.loss_event_rate() - p_c).abs() < 1e-12,
+        "{} vs {p_c}",
+        same.loss_event_rate()
+    );
+    // Off by default; and a receiver that never saw a mark sets nothing aside.
+    let mut plain = receiver(TfrcReceiverConfig::default());
+    sender.deliver(&mut plain, all_but(0..600, &lost));
+    assert_eq!(plain.congestion_loss_event_rate(), None);
+    assert_eq!(plain.losses_set_aside(), 0);
+    let mut unmarked = receiver(config);
+    sender.deliver(&mut unmarked, all_but(0..600, &lost));
+    assert_eq!(unmarked.losses_set_aside(), 0);
+    assert_eq!(
+        unmarked.congestion_loss_event_rate(),
+        Some(unmarked.loss_event_rate())
+    );
+    // The memory is validated.
+    let bad = TfrcReceiverConfig {
+        channel_loss_memory: Some(0),
+        ..TfrcReceiverConfig::default()
+    };
+    assert_eq!(
+        bad.validate(),
+        Err(ReceiverConfigError::ChannelLossMemory(0))
+    );
+}
