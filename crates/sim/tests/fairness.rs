@@ -133,3 +133,30 @@ fn ecn_marks_reach_the_adaptive_controller() {
     assert!(with_ecn.n_mean.unwrap() < without.n_mean.unwrap());
     assert!(without.ratio > with_ecn.ratio);
 }
+
+/// Both at once on an ECN path: the congested wire (10 Mbit/s, CoDel with
+/// ECN, four ECN-capable NewReno flows, 80 ms), then a 1 Mbit/s hop losing
+/// 5 % that only the stream crosses. The bottleneck signals congestion by
+/// marks; the hop's losses arrive while it marks, so CCID 248's receiver
+/// sets them aside from its congestion loss event rate (option 198) and the
+/// adaptive connection's equation takes that rate: the stream fills what it
+/// could have (the hop) and stays within the fairness targets. Without the
+/// option (before issue 11's last change) it filled 0.88.
+#[test]
+fn both_on_an_ecn_path_fills_the_lossy_hop() {
+    let cell = FairCell {
+        bottleneck_mbit: 10,
+        queue: QueueKind::CodelEcn,
+        tcp: 4,
+        rtt_ms: 80,
+        duration_s: 120,
+    };
+    let r = run_fair(&cell, &setup(), Some((1.0, 0.05))).unwrap();
+    eprintln!(
+        "both CoDel+ECN, 1 Mbit/s 5 %: stream {:.2} Mbit/s, TCP {:.2} Mbit/s, ratio {:.3}, harm {:.3}, fill {:?}, n {:?}",
+        r.stream_mbit, r.tcp_mbit, r.ratio, r.harm, r.fill, r.n_mean
+    );
+    assert!(r.fill.unwrap() >= 0.95, "fill {:?}", r.fill);
+    assert!(r.ratio <= 1.25, "ratio {}", r.ratio);
+    assert!(r.harm <= 0.10, "harm {}", r.harm);
+}
