@@ -226,13 +226,8 @@ fn execute(
                     return;
                 }
                 match one_run(plan, &points[point], seed, cache, binary, &origin) {
-                    Ok((summary, from_cache)) => {
+                    Ok((metrics, from_cache)) => {
                         cached.fetch_add(usize::from(from_cache), Ordering::Relaxed);
-                        let metrics = plan
-                            .metrics
-                            .iter()
-                            .map(|(_, m)| stats::evaluate(m, &summary))
-                            .collect();
                         if let Ok(mut r) = results.lock() {
                             r.push(RunResult {
                                 point,
@@ -306,7 +301,8 @@ pub(crate) struct Missing {
     pub(crate) summary: PathBuf,
 }
 
-/// The runs whose summaries are not in `cache`.
+/// The runs whose summaries are not in `cache` (each point's baseline run
+/// too, if the sweep has a `[baseline]`).
 fn missing_runs(
     plan: &Plan,
     points: &[Point],
@@ -316,11 +312,16 @@ fn missing_runs(
 ) -> Result<Vec<Missing>> {
     let mut missing = Vec::new();
     for &(point, seed) in tasks {
-        let text = plan.scenario_text(&points[point], seed)?;
-        let key = cache_key(binary, &text);
-        let summary = cache.join(format!("{key}.json"));
-        if !summary.exists() {
-            missing.push(Missing { key, text, summary });
+        let texts = [
+            Some(plan.scenario_text(&points[point], seed)?),
+            plan.baseline_text(&points[point], seed)?,
+        ];
+        for text in texts.into_iter().flatten() {
+            let key = cache_key(binary, &text);
+            let summary = cache.join(format!("{key}.json"));
+            if !summary.exists() && !missing.iter().any(|m: &Missing| m.key == key) {
+                missing.push(Missing { key, text, summary });
+            }
         }
     }
     Ok(missing)
@@ -344,7 +345,8 @@ pub(crate) fn store(file: &Path, summary: &Value) -> Result<()> {
     std::fs::rename(&partial, file).with_context(|| format!("cannot write {}", file.display()))
 }
 
-/// One simulation, or its cached summary: (summary, from the cache).
+/// One point and seed: its metrics, and whether every simulation came from
+/// the cache.
 fn one_run(
     plan: &Plan,
     point: &Point,
@@ -352,15 +354,40 @@ fn one_run(
     cache: &Path,
     binary: &str,
     origin: &str,
-) -> Result<(Value, bool)> {
-    let text = plan.scenario_text(point, seed)?;
-    let file = cache.join(format!("{}.json", cache_key(binary, &text)));
+) -> Result<(Vec<Option<f64>>, bool)> {
+    let scenario = plan.scenario(point, seed)?;
+    let (summary, cached) = simulate_cached(&toml::to_string(&scenario)?, cache, binary, origin)?;
+    let (baseline, baseline_cached) = match plan.baseline_text(point, seed)? {
+        Some(text) => {
+            let (summary, cached) =
+                simulate_cached(&text, cache, binary, origin).context("its baseline run")?;
+            (Some(summary), cached)
+        }
+        None => (None, true),
+    };
+    let run = stats::RunData {
+        summary: &summary,
+        scenario: &scenario,
+        baseline: baseline.as_ref(),
+    };
+    let metrics = plan
+        .metrics
+        .iter()
+        .map(|(_, m)| stats::evaluate(m, &run))
+        .collect();
+    Ok((metrics, cached && baseline_cached))
+}
+
+/// One simulation of scenario `text`, or its cached summary: (summary,
+/// from the cache).
+fn simulate_cached(text: &str, cache: &Path, binary: &str, origin: &str) -> Result<(Value, bool)> {
+    let file = cache.join(format!("{}.json", cache_key(binary, text)));
     if let Ok(cached) = std::fs::read_to_string(&file) {
         if let Ok(summary) = serde_json::from_str(&cached) {
             return Ok((summary, true));
         }
     }
-    let scenario = Scenario::from_str(&text, origin)?;
+    let scenario = Scenario::from_str(text, origin)?;
     let mut simulation = Simulation::new(&scenario)?;
     // Through text, as a cached or HyperQueue summary comes: every engine
     // and every rerun reads the same numbers.

@@ -198,6 +198,26 @@ fn mistakes_in_a_sweep_file_are_named() {
             format!("scenario = \"{scenario}\"\nsweeps = 1\n[metrics]\na = \"/x\"\n"),
             "unknown key `sweeps`",
         ),
+        (
+            format!("scenario = \"{scenario}\"\n[metrics]\nh = {{ harm = \"/flows/1/goodput_bps\" }}\n"),
+            "add a [baseline] table",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\n[baseline]\n\"run.duration\" = \"1s\"\n[metrics]\na = \"/x\"\n"),
+            "no metric uses it",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\n[baseline]\n\"flow.nope.transport\" = {{ cc = \"cbr\" }}\n[metrics]\nh = {{ harm = \"/flows/1/goodput_bps\" }}\n"),
+            "baseline `flow.nope.transport`",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\n[metrics]\ns = {{ share = [\"/flows/0/goodput_bps\"] }}\n"),
+            "share = [rate, \"LINK\"]",
+        ),
+        (
+            format!("scenario = \"{scenario}\"\n[metrics]\nm = {{ median = \"/flows/*/goodput_bps\" }}\n"),
+            "unknown kind `median`",
+        ),
     ] {
         let file = dir.join("bad.toml");
         std::fs::write(&file, &text).unwrap();
@@ -373,4 +393,91 @@ fn the_example_sweeps_run() {
         ran += 1;
     }
     assert!(ran >= 2, "{ran} example sweeps");
+}
+
+/// A harm compares each run with its point's baseline run (the sweep file's
+/// `[baseline]`): the baseline runs are simulated and cached too, and the
+/// harm is what the numbers say. A share divides by the scenario's B(1 − p).
+#[test]
+fn harm_against_a_baseline_run_and_share_of_a_link() {
+    let dir = scratch("harm");
+    let file = dir.join("sweep.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"scenario = "{}"
+seeds = [1, 2]
+[vary]
+"run.duration" = ["10s"]
+"link.bs-client.loss.loss_bad" = [0.05, 0.2]
+[baseline]
+"flow.voip.transport" = {{ cc = "tcp-newreno" }}
+[metrics]
+ftp_goodput_bps = "/flows/[name=ftp]/goodput_bps"
+voip_share = {{ share = ["/flows/0/goodput_bps", "bs-client"] }}
+ftp_harm = {{ harm = "/flows/[name=ftp]/goodput_bps" }}
+"#,
+            base_scenario()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    run(&file, &out, "2");
+    // 2 points × 2 seeds, each with its baseline run.
+    assert_eq!(std::fs::read_dir(out.join("cache")).unwrap().count(), 8);
+    let runs = read(&out, "runs.csv");
+    let header: Vec<&str> = runs.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (goodput, share, harm) = (
+        column("ftp_goodput_bps"),
+        column("voip_share"),
+        column("ftp_harm"),
+    );
+    let scenario = std::fs::read_to_string(base_scenario()).unwrap();
+    let loss_column = column("link.bs-client.loss.loss_bad");
+    let seed_column = column("seed");
+    for line in runs.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let value = |i: usize| -> f64 { cells[i].parse().unwrap() };
+        assert!(value(goodput) > 0.0, "{line}");
+        // A VoIP flow at its codec's rate uses a small share of the hop.
+        assert!((0.0..0.5).contains(&value(share)), "{line}");
+        // The harm is 1 − the FTP flow's goodput over its goodput in the
+        // baseline run, which is this scenario with VoIP's flow as NewReno:
+        // simulate that here and check.
+        let baseline = scenario
+            .replace(
+                "transport = { cc = \"tfrc-sp\", packet_size = 160 }",
+                "transport = { cc = \"tcp-newreno\" }",
+            )
+            .replace(
+                "loss_bad = 0.05 }",
+                &format!("loss_bad = {} }}", cells[loss_column]),
+            );
+        let path = dir.join(format!(
+            "baseline-{}-{}.toml",
+            cells[loss_column], cells[seed_column]
+        ));
+        std::fs::write(&path, baseline).unwrap();
+        let output = fairstream(&[
+            "simulate",
+            path.to_str().unwrap(),
+            "--seed",
+            cells[seed_column],
+            "--duration",
+            "10s",
+        ]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let without = summary["flows"][1]["goodput_bps"].as_f64().unwrap();
+        let expected = 1.0 - value(goodput) / without;
+        assert!(
+            (value(harm) - expected).abs() < 1e-9,
+            "{line}: expected {expected}"
+        );
+    }
 }

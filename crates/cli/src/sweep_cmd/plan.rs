@@ -11,11 +11,16 @@
 //! "flow.voip.transport.packet_size" = [80, 160, 320]
 //! # a range: "link.1.delay" = { from = 5, to = 25, step = 10, unit = "ms" }
 //!
+//! [baseline]                             # each point's baseline run (for harm)
+//! "flow.voip.transport" = { cc = "tcp-newreno" }
+//!
 //! [metrics]                              # JSON pointers into the summary
 //! goodput_bps = "/flows/0/goodput_bps"
 //! loss_event_rate = "/flows/0/loss_event_rate"
 //! fairness = { jain = "/flows/*/goodput_bps" }
-//! share = { ratio = ["/flows/0/goodput_bps", "/flows/1/goodput_bps"] }
+//! over_tcp = { ratio = ["/flows/0/goodput_bps", { mean = "/flows/[cc=tcp-newreno]/goodput_bps" }] }
+//! hop_share = { share = ["/flows/0/goodput_bps", "bs-client"] }
+//! tcp_harm = { harm = "/flows/[cc=tcp-newreno]/goodput_bps" }
 //! ```
 //!
 //! A parameter's path names a key of the scenario file: table keys, and in
@@ -30,18 +35,34 @@ use toml::Value;
 /// The most runs (points × seeds) one sweep may ask for.
 pub(crate) const MAX_RUNS: usize = 100_000;
 
-/// A metric: where its value comes from in the summary.
+/// A metric: where its value comes from in the summary (and, for some, in
+/// the run's scenario or its baseline run).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Metric {
     /// A number at a JSON pointer.
     Pointer(String),
-    /// The first number over the second.
-    Ratio(String, String),
+    /// The first over the second.
+    Ratio(Box<Metric>, Box<Metric>),
     /// Jain's fairness index of the numbers a pattern matches (`*` for
-    /// every element of an array).
+    /// every element of an array, `[key=value]` for the elements whose
+    /// `key` is `value`).
     Jain(String),
     /// The sum of the numbers a pattern matches.
     Sum(String),
+    /// Their mean.
+    Mean(String),
+    /// A rate over the capacity of a link of the run's scenario, B(1 − p):
+    /// its rate times one less its mean loss (paper 001's B_w(1 − p_w)).
+    Share {
+        /// The rate (a metric, bits/s).
+        of: Box<Metric>,
+        /// The link, by name or `a-b`.
+        link: String,
+    },
+    /// 1 − (the mean of what a pattern matches) / (the same in the point's
+    /// baseline run, the sweep file's `[baseline]`): how much less those
+    /// flows got (issue 11's harm).
+    Harm(String),
 }
 
 /// A parsed sweep file.
@@ -55,6 +76,9 @@ pub(crate) struct Plan {
     /// sorted), with their values.
     pub(crate) vary: Vec<(String, Vec<Value>)>,
     pub(crate) seeds: Vec<u64>,
+    /// What the sweep file's `[baseline]` changes in each point to make its
+    /// baseline run (for `harm`), in the order of the keys.
+    pub(crate) baseline: Vec<(String, Value)>,
     /// The metrics, in the order of their names.
     pub(crate) metrics: Vec<(String, Metric)>,
 }
@@ -71,9 +95,12 @@ impl Plan {
             .with_context(|| format!("the sweep file {} is not TOML", path.display()))?;
         let table = file.as_table().context("a sweep file is a table")?;
         for key in table.keys() {
-            if !matches!(key.as_str(), "scenario" | "seeds" | "vary" | "metrics") {
+            if !matches!(
+                key.as_str(),
+                "scenario" | "seeds" | "vary" | "metrics" | "baseline"
+            ) {
                 bail!(
-                    "unknown key `{key}` in the sweep file (known: scenario, seeds, vary, metrics)"
+                    "unknown key `{key}` in the sweep file (known: scenario, seeds, vary, metrics, baseline)"
                 );
             }
         }
@@ -98,6 +125,17 @@ impl Plan {
                 vary.push((key.clone(), values));
             }
         }
+        let mut baseline = Vec::new();
+        if let Some(b) = table.get("baseline") {
+            let b = b
+                .as_table()
+                .context("`baseline` is a table of key paths and their values")?;
+            for (key, value) in b {
+                let mut probe = base.clone();
+                set(&mut probe, key, value.clone()).with_context(|| format!("baseline `{key}`"))?;
+                baseline.push((key.clone(), value.clone()));
+            }
+        }
         let mut metrics = Vec::new();
         match table.get("metrics") {
             Some(m) => {
@@ -110,11 +148,22 @@ impl Plan {
         if metrics.is_empty() {
             bail!("the sweep file's [metrics] table is empty");
         }
+        let harm = metrics.iter().find(|(_, m)| m.needs_baseline());
+        match (harm, baseline.is_empty()) {
+            (Some((name, _)), true) => bail!(
+                "metric `{name}` is a harm, which compares each run with a baseline run: add a [baseline] table (the keys to change, e.g. \"flow.stream.transport\" = {{ cc = \"tcp-newreno\" }})"
+            ),
+            (None, false) => bail!(
+                "the sweep file has a [baseline] but no metric uses it (a `harm`)"
+            ),
+            _ => {}
+        }
         let plan = Plan {
             scenario,
             base,
             vary,
             seeds,
+            baseline,
             metrics,
         };
         let runs = plan.points().len().saturating_mul(plan.seeds.len());
@@ -145,14 +194,32 @@ impl Plan {
         points
     }
 
-    /// The scenario text of `point` with `seed`.
-    pub(crate) fn scenario_text(&self, point: &Point, seed: u64) -> Result<String> {
+    /// The scenario of `point` with `seed`.
+    pub(crate) fn scenario(&self, point: &Point, seed: u64) -> Result<Value> {
         let mut scenario = self.base.clone();
         for ((key, _), value) in self.vary.iter().zip(point) {
             set(&mut scenario, key, value.clone())?;
         }
         set_seed(&mut scenario, seed)?;
-        Ok(toml::to_string(&scenario)?)
+        Ok(scenario)
+    }
+
+    /// The scenario text of `point` with `seed`.
+    pub(crate) fn scenario_text(&self, point: &Point, seed: u64) -> Result<String> {
+        Ok(toml::to_string(&self.scenario(point, seed)?)?)
+    }
+
+    /// The text of the baseline run of `point` with `seed` (the point with
+    /// the `[baseline]` changes); `None` without a `[baseline]`.
+    pub(crate) fn baseline_text(&self, point: &Point, seed: u64) -> Result<Option<String>> {
+        if self.baseline.is_empty() {
+            return Ok(None);
+        }
+        let mut scenario = self.scenario(point, seed)?;
+        for (key, value) in &self.baseline {
+            set(&mut scenario, key, value.clone())?;
+        }
+        Ok(Some(toml::to_string(&scenario)?))
     }
 }
 
@@ -237,6 +304,21 @@ fn trim(x: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
+impl Metric {
+    /// Whether it compares with a baseline run.
+    pub(crate) fn needs_baseline(&self) -> bool {
+        match self {
+            Metric::Harm(_) => true,
+            Metric::Ratio(a, b) => a.needs_baseline() || b.needs_baseline(),
+            Metric::Share { of, .. } => of.needs_baseline(),
+            _ => false,
+        }
+    }
+}
+
+/// The metric kinds a sweep file may use, for error messages.
+const METRIC_KINDS: &str = "ratio, sum, mean, jain, share, harm";
+
 fn metric(name: &str, spec: &Value) -> Result<Metric> {
     let pointer = |v: &Value| -> Result<String> {
         let p = v
@@ -254,17 +336,34 @@ fn metric(name: &str, spec: &Value) -> Result<Metric> {
             match kind.as_str() {
                 "jain" => Ok(Metric::Jain(pointer(arg)?)),
                 "sum" => Ok(Metric::Sum(pointer(arg)?)),
+                "mean" => Ok(Metric::Mean(pointer(arg)?)),
+                "harm" => Ok(Metric::Harm(pointer(arg)?)),
                 "ratio" => {
                     let pair = arg.as_array().filter(|a| a.len() == 2).with_context(|| {
-                        format!("metric `{name}`: ratio = [\"/numerator\", \"/denominator\"]")
+                        format!("metric `{name}`: ratio = [numerator, denominator], each a JSON pointer or a metric such as {{ mean = \"/flows/1/goodput_bps\" }}")
                     })?;
-                    Ok(Metric::Ratio(pointer(&pair[0])?, pointer(&pair[1])?))
+                    Ok(Metric::Ratio(
+                        Box::new(metric(name, &pair[0])?),
+                        Box::new(metric(name, &pair[1])?),
+                    ))
                 }
-                other => bail!("metric `{name}`: unknown kind `{other}` (known: ratio, jain, sum)"),
+                "share" => {
+                    let pair = arg
+                        .as_array()
+                        .filter(|a| a.len() == 2 && a[1].is_str())
+                        .with_context(|| {
+                            format!("metric `{name}`: share = [rate, \"LINK\"], the rate a JSON pointer or a metric, LINK a link of the scenario by name or a-b")
+                        })?;
+                    Ok(Metric::Share {
+                        of: Box::new(metric(name, &pair[0])?),
+                        link: pair[1].as_str().unwrap_or_default().to_owned(),
+                    })
+                }
+                other => bail!("metric `{name}`: unknown kind `{other}` (known: {METRIC_KINDS})"),
             }
         }
         _ => bail!(
-            "metric `{name}`: a JSON pointer (\"/flows/0/goodput_bps\"), or {{ ratio = [a, b] }}, {{ jain = \"/flows/*/goodput_bps\" }}, {{ sum = … }}"
+            "metric `{name}`: a JSON pointer (\"/flows/0/goodput_bps\"), or one of {{ ratio = [a, b] }}, {{ sum = … }}, {{ mean = … }}, {{ jain = \"/flows/*/goodput_bps\" }}, {{ share = [\"/flows/0/goodput_bps\", \"bs-client\"] }}, {{ harm = \"/flows/[cc=tcp-newreno]/goodput_bps\" }}"
         ),
     }
 }

@@ -43,18 +43,32 @@ pub(crate) fn mean_ci(values: &[f64]) -> (f64, f64) {
 }
 
 /// The numbers a pattern matches: a JSON pointer whose `*` segments stand
-/// for every element of an array (or every value of an object).
+/// for every element of an array (or every value of an object), and whose
+/// `[key=value]` segments for the elements of an array whose `key` is
+/// `value` (`/flows/[cc=tcp-newreno]/goodput_bps`).
 fn matches(summary: &Value, pattern: &str) -> Vec<f64> {
     let mut here = vec![summary];
     for segment in pattern.split('/').skip(1) {
         let segment = segment.replace("~1", "/").replace("~0", "~");
+        let filter = segment
+            .strip_prefix('[')
+            .and_then(|s| s.strip_suffix(']'))
+            .and_then(|s| s.split_once('='));
         let mut next = Vec::new();
         for value in here {
-            match (segment.as_str(), value) {
-                ("*", Value::Array(items)) => next.extend(items.iter()),
-                ("*", Value::Object(map)) => next.extend(map.values()),
-                (key, Value::Object(map)) => next.extend(map.get(key)),
-                (key, Value::Array(items)) => {
+            match (segment.as_str(), value, filter) {
+                (_, Value::Array(items), Some((key, wanted))) => {
+                    next.extend(items.iter().filter(|item| {
+                        item.get(key).is_some_and(|v| match v {
+                            Value::String(s) => s == wanted,
+                            other => other.to_string() == wanted,
+                        })
+                    }));
+                }
+                ("*", Value::Array(items), None) => next.extend(items.iter()),
+                ("*", Value::Object(map), None) => next.extend(map.values()),
+                (key, Value::Object(map), None) => next.extend(map.get(key)),
+                (key, Value::Array(items), None) => {
                     next.extend(key.parse::<usize>().ok().and_then(|i| items.get(i)));
                 }
                 _ => {}
@@ -65,15 +79,31 @@ fn matches(summary: &Value, pattern: &str) -> Vec<f64> {
     here.into_iter().filter_map(Value::as_f64).collect()
 }
 
-/// The value of `metric` in `summary`, if the summary has it.
-pub(crate) fn evaluate(metric: &Metric, summary: &Value) -> Option<f64> {
+/// What a metric can be computed from: one run's summary, its scenario,
+/// and the summary of its baseline run, if the sweep has one.
+pub(crate) struct RunData<'a> {
+    pub(crate) summary: &'a Value,
+    pub(crate) scenario: &'a toml::Value,
+    pub(crate) baseline: Option<&'a Value>,
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// The value of `metric` for `run`, if it has one.
+pub(crate) fn evaluate(metric: &Metric, run: &RunData<'_>) -> Option<f64> {
+    let summary = run.summary;
     match metric {
+        // A pattern names one number here: a filter such as
+        // `/flows/[cc=tcp-newreno]/goodput_bps` that matches one flow.
+        Metric::Pointer(p) if p.contains(['*', '[']) => match matches(summary, p)[..] {
+            [one] => Some(one),
+            _ => None,
+        },
         Metric::Pointer(p) => summary.pointer(p).and_then(Value::as_f64),
         Metric::Ratio(a, b) => {
-            let (a, b) = (
-                summary.pointer(a).and_then(Value::as_f64)?,
-                summary.pointer(b).and_then(Value::as_f64)?,
-            );
+            let (a, b) = (evaluate(a, run)?, evaluate(b, run)?);
             (b != 0.0).then(|| a / b)
         }
         Metric::Jain(pattern) => {
@@ -87,7 +117,62 @@ pub(crate) fn evaluate(metric: &Metric, summary: &Value) -> Option<f64> {
             let xs = matches(summary, pattern);
             (!xs.is_empty()).then(|| xs.iter().sum())
         }
+        Metric::Mean(pattern) => mean(&matches(summary, pattern)),
+        Metric::Share { of, link } => {
+            let capacity = link_capacity_bps(run.scenario, link)?;
+            let rate = evaluate(of, run)?;
+            (capacity > 0.0).then(|| rate / capacity)
+        }
+        Metric::Harm(pattern) => {
+            let with = mean(&matches(summary, pattern))?;
+            let without = mean(&matches(run.baseline?, pattern))?;
+            (without > 0.0).then(|| 1.0 - with / without)
+        }
     }
+}
+
+/// B(1 − p) of link `name` (its `name`, or `a-b` for the nodes it joins):
+/// its rate times one less its mean loss (Bernoulli p; Gilbert-Elliott's
+/// stationary mean); `None` for a link without a rate (a trace).
+pub(crate) fn link_capacity_bps(scenario: &toml::Value, name: &str) -> Option<f64> {
+    let link = scenario.get("link")?.as_array()?.iter().find(|l| {
+        l.get("name").and_then(toml::Value::as_str) == Some(name)
+            || l.get("between")
+                .and_then(toml::Value::as_array)
+                .map(|b| {
+                    b.iter()
+                        .filter_map(toml::Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join("-")
+                })
+                .as_deref()
+                == Some(name)
+    })?;
+    let rate: fairstream_proto::units::Rate = link.get("rate")?.as_str()?.parse().ok()?;
+    let number = |v: &toml::Value, key: &str| {
+        v.get(key)
+            .and_then(|x| x.as_float().or_else(|| x.as_integer().map(|i| i as f64)))
+    };
+    let loss = match link.get("loss") {
+        None => 0.0,
+        Some(loss) => match loss.get("kind").and_then(toml::Value::as_str)? {
+            "bernoulli" => number(loss, "p")?,
+            "gilbert-elliott" => {
+                // The chain's stationary share of the bad state:
+                // (1 − p_gg) / ((1 − p_gg) + (1 − p_bb)).
+                let to_bad = 1.0 - number(loss, "p_good_good")?;
+                let to_good = 1.0 - number(loss, "p_bad_bad")?;
+                let bad = if to_bad + to_good > 0.0 {
+                    to_bad / (to_bad + to_good)
+                } else {
+                    0.0
+                };
+                (1.0 - bad) * number(loss, "loss_good")? + bad * number(loss, "loss_bad")?
+            }
+            _ => return None,
+        },
+    };
+    Some(rate.bits_per_sec() * (1.0 - loss))
 }
 
 #[cfg(test)]
@@ -113,13 +198,23 @@ mod tests {
         let summary: Value = serde_json::json!({
             "flows": [{"goodput_bps": 300.0}, {"goodput_bps": 100.0}, {"name": "x"}]
         });
+        let scenario = toml::Value::Table(toml::Table::new());
+        let run = RunData {
+            summary: &summary,
+            scenario: &scenario,
+            baseline: None,
+        };
+        let evaluate = |metric: &Metric, _: &Value| evaluate(metric, &run);
         assert_eq!(
             evaluate(&Metric::Pointer("/flows/0/goodput_bps".into()), &summary),
             Some(300.0)
         );
         assert_eq!(
             evaluate(
-                &Metric::Ratio("/flows/0/goodput_bps".into(), "/flows/1/goodput_bps".into()),
+                &Metric::Ratio(
+                    Box::new(Metric::Pointer("/flows/0/goodput_bps".into())),
+                    Box::new(Metric::Pointer("/flows/1/goodput_bps".into()))
+                ),
                 &summary
             ),
             Some(3.0)
@@ -135,5 +230,77 @@ mod tests {
             evaluate(&Metric::Pointer("/nothing".into()), &summary),
             None
         );
+    }
+
+    #[test]
+    fn derived_metrics_share_harm_mean_and_filters() {
+        let summary: Value = serde_json::json!({"flows": [
+            {"cc": "tfrc", "goodput_bps": 900_000.0},
+            {"cc": "tcp-newreno", "goodput_bps": 2_000_000.0},
+            {"cc": "tcp-newreno", "goodput_bps": 1_000_000.0},
+        ]});
+        let baseline: Value = serde_json::json!({"flows": [
+            {"cc": "tcp-newreno", "goodput_bps": 500_000.0},
+            {"cc": "tcp-newreno", "goodput_bps": 2_000_000.0},
+            {"cc": "tcp-newreno", "goodput_bps": 2_000_000.0},
+        ]});
+        let scenario: toml::Value = toml::from_str(
+            r#"
+[[link]]
+between = ["bs", "client"]
+rate = "1mbit"
+loss = { kind = "bernoulli", p = 0.1 }
+[[link]]
+name = "bursty"
+between = ["a", "b"]
+rate = "2mbit"
+loss = { kind = "gilbert-elliott", p_good_good = 0.99, p_bad_bad = 0.9, loss_good = 0.0, loss_bad = 0.5 }
+"#,
+        )
+        .unwrap();
+        let run = RunData {
+            summary: &summary,
+            scenario: &scenario,
+            baseline: Some(&baseline),
+        };
+        let tcp = "/flows/[cc=tcp-newreno]/goodput_bps";
+        assert_eq!(evaluate(&Metric::Mean(tcp.into()), &run), Some(1_500_000.0));
+        // As a plain metric a pattern must name one number.
+        assert_eq!(evaluate(&Metric::Pointer(tcp.into()), &run), None);
+        assert_eq!(
+            evaluate(
+                &Metric::Pointer("/flows/[cc=tfrc]/goodput_bps".into()),
+                &run
+            ),
+            Some(900_000.0)
+        );
+        // The stream over the mean TCP flow: 0.9 / 1.5.
+        let ratio = Metric::Ratio(
+            Box::new(Metric::Pointer("/flows/0/goodput_bps".into())),
+            Box::new(Metric::Mean(tcp.into())),
+        );
+        assert!((evaluate(&ratio, &run).unwrap() - 0.6).abs() < 1e-12);
+        // B_w(1 − p_w) = 0.9 Mbit/s: the stream fills all of it.
+        let share = |link: &str| Metric::Share {
+            of: Box::new(Metric::Pointer("/flows/0/goodput_bps".into())),
+            link: link.into(),
+        };
+        assert!((evaluate(&share("bs-client"), &run).unwrap() - 1.0).abs() < 1e-12);
+        // Gilbert-Elliott: bad 0.01 / (0.01 + 0.1) of the time, losing half.
+        let bursty = 2e6 * (1.0 - 0.5 * 0.01 / 0.11);
+        assert!((evaluate(&share("bursty"), &run).unwrap() - 0.9e6 / bursty).abs() < 1e-12);
+        assert_eq!(evaluate(&share("nowhere"), &run), None);
+        // Harm: the TCP flows' mean, 1.5 against 1.5 (the baseline's
+        // three TCP flows): none; only the two that are TCP in both runs
+        // would need a narrower pattern.
+        let harm = evaluate(&Metric::Harm(tcp.into()), &run).unwrap();
+        assert!(harm.abs() < 1e-12, "{harm}");
+        let harm = evaluate(&Metric::Harm("/flows/2/goodput_bps".into()), &run).unwrap();
+        assert!((harm - 0.5).abs() < 1e-12, "{harm}");
+        let no_baseline = RunData {
+            baseline: None,
+            ..run
+        };
+        assert_eq!(evaluate(&Metric::Harm(tcp.into()), &no_baseline), None);
     }
 }
