@@ -61,7 +61,9 @@ fn matches(summary: &Value, pattern: &str) -> Vec<f64> {
                     next.extend(items.iter().filter(|item| {
                         item.get(key).is_some_and(|v| match v {
                             Value::String(s) => s == wanted,
-                            other => other.to_string() == wanted,
+                            Value::Number(n) => wanted.parse::<f64>().ok() == n.as_f64(),
+                            Value::Bool(b) => wanted.parse::<bool>().ok() == Some(*b),
+                            _ => false,
                         })
                     }));
                 }
