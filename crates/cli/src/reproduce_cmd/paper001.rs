@@ -314,9 +314,9 @@ fn table2(context: &Runner, data: &PaperData, page: &mut Page) -> Result<()> {
     page.paragraph(
         "Bursts: with independent losses ours are about one packet long (a queue overflow adds \
          the odd pair); the paper's 2.4-3.3 packets are the real link's own burstiness, which \
-         the Gilbert-Elliott stand-in is set to (its mean burst is 2.86 packets by \
-         construction, shortened where a burst straddles a packet of another connection that \
-         got through).",
+         the Gilbert-Elliott stand-in is set to (its bad state lasts 2.86 packets on average, \
+         and loses them all). A burst here is a run of the stream's packets lost in sending \
+         order, the control packets of the connections counted among them.",
     );
     Ok(())
 }
