@@ -8,12 +8,18 @@
 //! |---|---|---|
 //! | §2.1 eq. 1 | congestion when the buffer falls to T_c, or to T_loss (T_c ≤ T_loss < T_s) while losses are observed | [`BufferConfig::detection_threshold`], [`BufferReceiver`] |
 //! | §2.2 eq. 2 | η = B_av_obs / B_av_size | [`eta`] |
-//! | §2.3 eq. 3-5 | the data of a window | [`scheduled_bits`], [`frame_bits`], [`probe_share`] |
+//! | §2.3 eq. 3-4 | D_txn = Σ(F_base_k + η·F_enh_k) over a 1 s window, F_k = F_base_k + F_enh_k | [`scheduled_bits`], [`frame_bits`], [`BufferSender::plan_window`] |
+//! | §2.3 eq. 5 | after 3 calm feedbacks, D = Σ(F_base + [δ + η(1 − δ)]F_enh), δ through 1/8 … 1 | [`probe_share`], [`DELTA_SEQUENCE`] |
+//! | §2.3 | the receiver's deficit made up by momentarily smaller frames | [`BufferSender::plan_window`] |
+//! | §2.2 | base layer never truncated: "the stream is simply cut off" | [`StopReason`] |
 //! | §2.4 eq. 6 | feedback every T_fb_k = η·T_fb, T_fb = T_s/2 | [`feedback_interval`], [`BufferReceiver::poll_feedback`] |
 //!
 //! Nothing here reads a clock or knows the media crate: frames are plain
 //! sizes in bits ([`FrameSizes`]) and every call that depends on time takes
 //! `now`. A `now` earlier than one already seen is taken as that one.
+//! The sender plans windows of frames, not packets, so it is not a
+//! [`RateController`](super::RateController): its driver paces each
+//! window's bytes at the plan's rate.
 //!
 //! # Driver contract (sans-IO)
 //!
@@ -25,6 +31,17 @@
 //! 3. [`poll_feedback`](BufferReceiver::poll_feedback) after each input and
 //!    whenever `now` reaches [`next_timeout`](BufferReceiver::next_timeout);
 //!    send what it returns to the sender.
+//!
+//! **Sender** ([`BufferSender`]):
+//! 1. [`plan_window`](BufferSender::plan_window) with the frames of the
+//!    next window ([`BufferConfig::frames_per_window`] of them, fewer at
+//!    the end of the stream) at the start and whenever `now` reaches
+//!    [`next_timeout`](BufferSender::next_timeout); send each frame's
+//!    [`FramePlan`] bytes from its `send_at`, paced at the plan's rate;
+//! 2. [`on_feedback`](BufferSender::on_feedback) for each feedback that
+//!    arrives;
+//! 3. on [`BufferError::Stopped`] end the stream: the base layer no longer
+//!    fits.
 //!
 //! # Where the paper is silent
 //!
@@ -42,7 +59,16 @@
 //! - **Deficit.** The receiver reports T_s minus its *span*, how long
 //!   playback would last without arrivals (lost frames before the newest
 //!   included), not minus the occupancy: sending earlier refills time, it
-//!   cannot bring lost frames back.
+//!   cannot bring lost frames back, and a deficit counted in frames held
+//!   would send the sender ahead without bound under steady loss (measured
+//!   in the closed-loop test before this choice: 3.2 s buffered after a
+//!   lossy spell, the make-up hiding the losses from eq. 1). The sender
+//!   makes it up by sending each window's media in less real time at the
+//!   same rate, at most [`BufferConfig::max_make_up_share`] of a window
+//!   per window, the saved time coming out of the enhancement layer. A
+//!   feedback's deficit replaces the one before; what was made up since it
+//!   was sent is not subtracted, so the buffer may overshoot T_s by about
+//!   a window's make-up.
 //! - **Feedback starts with playback**: none during the first pre-roll (the
 //!   buffer fills, it does not "fall"; the first feedback tells the sender
 //!   playback has started), then every T_fb_k.
@@ -67,11 +93,25 @@
 //!   frame ([`ReceivedFrame::full`]), or, without them, from the bits it
 //!   received (then its η measures the buffer's temporal fullness), for its
 //!   own feedback schedule and the η it reports.
+//! - **η is taken at congestion.** The sender applies the η of the latest
+//!   feedback that reported congestion, and holds it while it probes
+//!   (eq. 5): outside congestion the buffer holds frames already thinned,
+//!   and a fresh η would shrink the stream further on a calm path.
+//! - **δ** steps once per calm feedback (see [`DELTA_SEQUENCE`]).
+//! - **Cut-off.** The stream stops when the receiver reports an underrun
+//!   after the sender has sent the base layer alone for
+//!   [`BufferConfig::dry_buffer_grace`] (the base no longer fits the path),
+//!   or, in `tfrc-capped` mode, when the TCP-friendly cap stays below the
+//!   base layer's rate until the schedule has fallen
+//!   [`BufferConfig::base_lag_tolerance`] behind (windows below the cap
+//!   are stretched, never sent above it, until then).
 
 mod config;
 mod equations;
 mod playout;
 mod receiver;
+mod recovery;
+mod sender;
 
 use std::time::Duration;
 
@@ -84,6 +124,8 @@ pub use config::{
 pub use equations::{eta, feedback_interval, frame_bits, probe_share, scheduled_bits};
 pub use playout::FrameArrival;
 pub use receiver::{BufferReceiver, ReceivedFrame};
+pub use recovery::DELTA_SEQUENCE;
+pub use sender::{BufferSender, FeedbackVerdict, FramePlan, WindowPlan};
 
 /// The most frames a receiver holds; a frame beyond is refused
 /// ([`FrameArrival::OutOfRange`]). 65,536 frames are 43 minutes at 25 fps.
@@ -93,7 +135,7 @@ pub const MAX_HELD_FRAMES: usize = 1 << 16;
 /// frames; farther is refused ([`FrameArrival::OutOfRange`]).
 pub const MAX_FRAMES_AHEAD: u64 = 1 << 20;
 
-/// The most frames in one window of the sender.
+/// The most frames in one window given to [`BufferSender::plan_window`].
 pub const MAX_WINDOW_FRAMES: usize = 4096;
 
 /// A share in [0, 1]: η, δ, and the part of the enhancement layer sent.
@@ -167,4 +209,50 @@ pub struct BufferFeedback {
     /// The bits received since the previous feedback over the time since
     /// it (since the first arrival for the first); zero over no time.
     pub receive_rate: Rate,
+}
+
+/// Why the sender stopped: the base layer does not fit (paper 004 §2.2:
+/// "If congestion reaches such a level that the base layer has to be
+/// truncated then the stream is simply cut off").
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum StopReason {
+    /// `tfrc-capped`: the TCP-friendly cap stayed below the base layer's
+    /// rate until the schedule fell more than the tolerance behind.
+    #[error(
+        "the base layer needs {base_rate} but the TCP-friendly cap is {cap}; \
+         the schedule would fall {lag:?} behind"
+    )]
+    BaseLayerDoesNotFit {
+        /// The base layer's rate over the window's media time.
+        base_rate: Rate,
+        /// The cap the caller passed.
+        cap: Rate,
+        /// How far behind the schedule would have fallen.
+        lag: Duration,
+    },
+    /// The receiver's buffer ran dry while only the base layer was sent.
+    #[error("the receiver's buffer ran dry after {base_only_for:?} of the base layer alone")]
+    BufferRanDry {
+        /// How long only the base layer had been sent.
+        base_only_for: Duration,
+        /// The underruns the receiver had counted.
+        underruns: u64,
+    },
+}
+
+/// What a [`BufferSender`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum BufferError {
+    /// The stream is cut off; every later call says so again.
+    #[error("the stream is cut off: {0}")]
+    Stopped(StopReason),
+    /// A window needs at least one frame.
+    #[error("a window needs at least one frame")]
+    EmptyWindow,
+    /// More frames than [`MAX_WINDOW_FRAMES`] in one window.
+    #[error("{frames} frames in one window; at most {max}", max = MAX_WINDOW_FRAMES)]
+    TooManyFrames {
+        /// How many were given.
+        frames: usize,
+    },
 }

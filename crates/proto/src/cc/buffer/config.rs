@@ -12,11 +12,11 @@ pub const MIN_FRAME_INTERVAL: Duration = Duration::from_micros(1);
 /// The longest frame interval accepted (one frame every ten seconds).
 pub const MAX_FRAME_INTERVAL: Duration = Duration::from_secs(10);
 
-/// Which schedule the sender follows.
+/// Which schedule a [`BufferSender`](super::BufferSender) follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BufferMode {
     /// `paper`: paper 004's scheme alone, for reproduction; a rate cap
-    /// given to the sender's window planning is
+    /// given to [`plan_window`](super::BufferSender::plan_window) is
     /// ignored.
     #[default]
     Paper,
@@ -59,7 +59,7 @@ impl FromStr for BufferMode {
 }
 
 /// Configuration of a [`BufferReceiver`](super::BufferReceiver) and a
-/// sender (both ends use the same values).
+/// [`BufferSender`](super::BufferSender) (both ends use the same values).
 ///
 /// Paper 004 fixes the smoothing window (1 s), the calm feedbacks before
 /// probing (3) and T_fb = T_s/2; it gives no numbers for T_s, T_c and
@@ -206,7 +206,7 @@ pub enum BufferConfigError {
 
 impl BufferConfig {
     /// Checks every value; [`BufferReceiver::new`](super::BufferReceiver::new)
-    /// and the sender's constructor refuse what this
+    /// and [`BufferSender::new`](super::BufferSender::new) refuse what this
     /// refuses.
     pub fn validate(&self) -> Result<(), BufferConfigError> {
         let fi = self.frame_interval;
