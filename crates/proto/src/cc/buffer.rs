@@ -256,3 +256,6 @@ pub enum BufferError {
         frames: usize,
     },
 }
+
+#[cfg(test)]
+mod tests;
