@@ -8,6 +8,7 @@
 //! | TCP-like window control (CCID 2) | RFC 4341 | [`ccid2`] |
 //! | fixed rate for a dedicated bearer (experimental CCID 249) | paper 003 §1, §4 | [`fixed_rate`] |
 //! | connection count of multi-connection TFRC (MULTFRC, E-MULTFRC, aggregate) | paper 001 eq. 6, paper 000 eq. 2 | [`multi`] |
+//! | receiver-buffer control of scalable video (sender schedule, receiver buffer) | paper 004 §2 | [`buffer`] |
 //!
 //! Every controller is built from a `…Config` whose `Default` names the RFC
 //! constants, and implements [`RateController`]. The throughput equations are
@@ -23,6 +24,7 @@ use std::time::Duration;
 use crate::time::Instant;
 use crate::units::Rate;
 
+pub mod buffer;
 pub mod ccid2;
 pub mod equation;
 pub mod fixed_rate;
