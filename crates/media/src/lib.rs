@@ -4,7 +4,8 @@
 //! EvalVid traces, a built-in generator), the playout buffer with start-up delay
 //! and stalls, paper 003's smoothing schedules, PSNR/SSIM/MOS, and packet-level
 //! FEC. See `DESIGN.md`. Not built yet: the ITU-T G.107 E-model for voice
-//! (paper 002) and scalable (layered) video (paper 004).
+//! (paper 002), and scalable (layered) video in the simulator (paper 004;
+//! its frame model and traces are in [`layered`]).
 //!
 //! Built so far:
 //! - [`h264`]: Annex B byte streams split into NAL units and access units,
@@ -17,6 +18,9 @@
 //!   them.
 //! - [`fec`]: packet-level Reed-Solomon RS(n, k) erasure coding.
 //! - [`evalvid`]: EvalVid's sender trace and packet dump files.
+//! - [`layered`]: scalable video (paper 004): frames of a base and an FGS or
+//!   discrete-layer enhancement, truncated to a share η; layered trace
+//!   files; synthetic FGS traces and EvalVid traces split into layers.
 //! - [`stream`]: a stream end to end: source frames, RTP/H.264 packets, what
 //!   arrived, and the verdict (playout and quality).
 //! - [`schedule`]: paper 003's smoothing schedules (S_late, S_early, w*,
@@ -29,6 +33,7 @@ pub mod evalvid;
 pub mod fec;
 pub mod generator;
 pub mod h264;
+pub mod layered;
 pub mod playout;
 pub mod quality;
 pub mod schedule;

@@ -1,0 +1,379 @@
+//! Scalable (layered) video as paper 004 streams it: each frame is a base
+//! layer, which is sent whole or not at all, and an enhancement layer, of
+//! which the sender sends a share η.
+//!
+//! # The model
+//!
+//! Paper 004 §2.2: "For scalable video such as FGS MPEG-4 the amount of
+//! enhancement layer to be transmitted is proportional to the ratio of the
+//! buffer occupancy in bits to the average full buffer size", η (eq. 2), and
+//! "If congestion reaches such a level that the base layer has to be
+//! truncated then the stream is simply cut off". A [`LayeredFrame`] is a
+//! frame's number, type and time, its base layer's size and its
+//! [`Enhancement`]:
+//!
+//! - [`Enhancement::Fgs`]: MPEG-4 fine-granular scalability, bit-plane coded,
+//!   so the layer may be cut after any byte: a share η keeps ⌊η · bytes⌋.
+//! - [`Enhancement::Layers`]: discrete layers (H.264 SVC quality or spatial
+//!   layers, or simulcast-like steps), lowest first, each useful only whole
+//!   and only with every layer below it: a share η keeps the whole layers,
+//!   lowest first, whose sizes add up to at most ⌊η · total⌋; the rest is
+//!   dropped from the highest down, and no layer is ever kept in part.
+//!
+//! A [`Share`] is η, a number in [0, 1] (never NaN): [`Share::NONE`] keeps
+//! exactly the base layer, [`Share::ALL`] keeps the whole frame.
+//! [`scheduled_bytes`] is paper 004 eq. 3's D_txn over a window of frames and
+//! [`Share::probing`] eq. 5's δ + η(1 − δ).
+//!
+//! Sizes are bounded: a frame (base and enhancement together) has at most
+//! [`MAX_FRAME_BYTES`], at most [`MAX_ENHANCEMENT_LAYERS`] discrete layers of
+//! at least one byte each, and a time of at most [`MAX_FRAME_TIME`]; a
+//! sequence has at most [`MAX_TRACE_FRAMES`] frames, numbered in increasing
+//! order, times never going back. [`LayeredFrame::new`] refuses anything
+//! else, so a frame that exists is within the bounds, and no operation on
+//! one can overflow or panic.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::h264::FrameType;
+
+/// The most bytes a frame may have, base and enhancement together: 16 MiB,
+/// more than the 12,441,600 bytes of an uncompressed 3840×2160 I420 picture,
+/// the largest OpenH264 encodes.
+pub const MAX_FRAME_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most discrete enhancement layers a frame may have: 16, as many as
+/// H.264 SVC's 4-bit `quality_id` can number.
+pub const MAX_ENHANCEMENT_LAYERS: usize = 16;
+
+/// The latest time a frame may have: a million seconds (11.6 days).
+pub const MAX_FRAME_TIME: Duration = Duration::from_secs(1_000_000);
+
+/// The most frames a sequence (a trace) may have: a million, 9.3 hours at
+/// 30 frames a second.
+pub const MAX_TRACE_FRAMES: usize = 1_000_000;
+
+/// A layered frame or sequence out of bounds, or a share that is no share.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LayeredError {
+    /// A share outside [0, 1], or NaN.
+    #[error("share {0} is not a number in [0, 1]")]
+    BadShare(f64),
+    /// Base and enhancement together above [`MAX_FRAME_BYTES`].
+    #[error("frame {number}: {bytes} bytes, more than the {MAX_FRAME_BYTES} a frame may have")]
+    FrameTooLarge {
+        /// The frame's number.
+        number: u64,
+        /// Its size, base and enhancement (saturating at `u64::MAX`).
+        bytes: u64,
+    },
+    /// More than [`MAX_ENHANCEMENT_LAYERS`] discrete layers.
+    #[error(
+        "frame {number}: {layers} enhancement layers, more than the {MAX_ENHANCEMENT_LAYERS} \
+         a frame may have"
+    )]
+    TooManyLayers {
+        /// The frame's number.
+        number: u64,
+        /// How many layers it has.
+        layers: usize,
+    },
+    /// A discrete layer of no bytes.
+    #[error("frame {number}: enhancement layer {layer} has no bytes (a layer has at least one)")]
+    EmptyLayer {
+        /// The frame's number.
+        number: u64,
+        /// The layer, from 1 (the lowest).
+        layer: usize,
+    },
+    /// A time after [`MAX_FRAME_TIME`], or not a time at all.
+    #[error("frame {number}: time {seconds} s is not a time from 0 to {} s", MAX_FRAME_TIME.as_secs())]
+    BadTime {
+        /// The frame's number.
+        number: u64,
+        /// The time, seconds.
+        seconds: f64,
+    },
+    /// A frame number not above the previous one.
+    #[error("frame number {number} does not follow {previous}: numbers must increase")]
+    NumberNotIncreasing {
+        /// The previous frame's number.
+        previous: u64,
+        /// This frame's.
+        number: u64,
+    },
+    /// A time before the previous frame's.
+    #[error("frame {number}: time {} s is before the previous frame's {} s", time.as_secs_f64(), previous.as_secs_f64())]
+    TimeGoesBack {
+        /// The frame's number.
+        number: u64,
+        /// The previous frame's time.
+        previous: Duration,
+        /// This frame's.
+        time: Duration,
+    },
+    /// More than [`MAX_TRACE_FRAMES`] frames.
+    #[error("more than {MAX_TRACE_FRAMES} frames")]
+    TooManyFrames,
+}
+
+/// A share of a layer, η ∈ [0, 1] (paper 004 eq. 2); never NaN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Share(f64);
+
+impl Share {
+    /// Nothing of the enhancement: the base layer alone.
+    pub const NONE: Share = Share(0.0);
+    /// All of it.
+    pub const ALL: Share = Share(1.0);
+
+    /// The share `eta`; NaN and values outside [0, 1] are refused.
+    pub fn new(eta: f64) -> Result<Share, LayeredError> {
+        if (0.0..=1.0).contains(&eta) {
+            // `+ 0.0` turns −0.0 into 0.0, so that equal shares print alike.
+            Ok(Share(eta + 0.0))
+        } else {
+            Err(LayeredError::BadShare(eta))
+        }
+    }
+
+    /// η as a number.
+    pub fn value(self) -> f64 {
+        self.0
+    }
+
+    /// ⌊η · `bytes`⌋: the bytes this share of `bytes` keeps; never more
+    /// than `bytes`.
+    pub fn of(self, bytes: u64) -> u64 {
+        // The float-to-integer cast saturates and cannot panic; `min` guards
+        // against a product rounded above `bytes` (only beyond 2^53 bytes).
+        ((self.0 * bytes as f64).floor() as u64).min(bytes)
+    }
+
+    /// Paper 004 eq. 5, the share while probing for bandwidth: δ + η(1 − δ),
+    /// with δ raised step by step (the paper: 1/8, 1/4, 1/2, 3/4, 7/8, 1).
+    pub fn probing(self, delta: Share) -> Share {
+        // Both in [0, 1], so the result is too; `clamp` keeps rounding in.
+        Share((delta.0 + self.0 * (1.0 - delta.0)).clamp(0.0, 1.0))
+    }
+}
+
+impl fmt::Display for Share {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A frame's enhancement layer.
+///
+/// The sizes are bounded only inside a [`LayeredFrame`]; on a free-standing
+/// value the methods saturate rather than overflow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Enhancement {
+    /// One fine-granular (MPEG-4 FGS) layer, truncatable after any byte.
+    Fgs {
+        /// Its size.
+        bytes: u64,
+    },
+    /// Discrete layers' sizes, lowest first; each is dropped only whole,
+    /// the highest first.
+    Layers(Vec<u64>),
+}
+
+impl Enhancement {
+    /// No enhancement at all.
+    pub const NONE: Enhancement = Enhancement::Fgs { bytes: 0 };
+
+    /// All its bytes.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Enhancement::Fgs { bytes } => *bytes,
+            Enhancement::Layers(layers) => layers.iter().fold(0, |sum, &l| sum.saturating_add(l)),
+        }
+    }
+
+    /// The bytes a share keeps: FGS ⌊η · bytes⌋; discrete layers the whole
+    /// layers, lowest first, that fit in ⌊η · total⌋.
+    pub fn kept_bytes(&self, share: Share) -> u64 {
+        self.truncated(share).bytes()
+    }
+
+    /// What a share leaves of it: FGS cut to ⌊η · bytes⌋; of discrete
+    /// layers the lowest ones whose sizes add up to at most ⌊η · total⌋.
+    pub fn truncated(&self, share: Share) -> Enhancement {
+        let budget = share.of(self.bytes());
+        match self {
+            Enhancement::Fgs { .. } => Enhancement::Fgs { bytes: budget },
+            Enhancement::Layers(layers) => {
+                let mut kept = 0u64;
+                let whole = layers
+                    .iter()
+                    .take_while(|&&layer| {
+                        kept = kept.saturating_add(layer);
+                        kept <= budget
+                    })
+                    .count();
+                Enhancement::Layers(layers[..whole].to_vec())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Enhancement {
+    /// The trace file's form: `fgs:BYTES` or `layers:BYTES,BYTES,…`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Enhancement::Fgs { bytes } => write!(f, "fgs:{bytes}"),
+            Enhancement::Layers(layers) => {
+                f.write_str("layers:")?;
+                for (i, layer) in layers.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{layer}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One frame of scalable video: a base layer and an enhancement layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayeredFrame {
+    number: u64,
+    frame_type: FrameType,
+    time: Duration,
+    base_bytes: u64,
+    enhancement: Enhancement,
+}
+
+impl LayeredFrame {
+    /// Frame `number` of type `frame_type`, sent at `time` from the start,
+    /// with a base layer of `base_bytes` and `enhancement`; refused beyond
+    /// the bounds (see the [module documentation](self)).
+    pub fn new(
+        number: u64,
+        frame_type: FrameType,
+        time: Duration,
+        base_bytes: u64,
+        enhancement: Enhancement,
+    ) -> Result<LayeredFrame, LayeredError> {
+        if let Enhancement::Layers(layers) = &enhancement {
+            if layers.len() > MAX_ENHANCEMENT_LAYERS {
+                return Err(LayeredError::TooManyLayers {
+                    number,
+                    layers: layers.len(),
+                });
+            }
+            if let Some(empty) = layers.iter().position(|&l| l == 0) {
+                return Err(LayeredError::EmptyLayer {
+                    number,
+                    layer: empty + 1,
+                });
+            }
+        }
+        let bytes = base_bytes.saturating_add(enhancement.bytes());
+        if bytes > MAX_FRAME_BYTES {
+            return Err(LayeredError::FrameTooLarge { number, bytes });
+        }
+        if time > MAX_FRAME_TIME {
+            return Err(LayeredError::BadTime {
+                number,
+                seconds: time.as_secs_f64(),
+            });
+        }
+        Ok(LayeredFrame {
+            number,
+            frame_type,
+            time,
+            base_bytes,
+            enhancement,
+        })
+    }
+
+    /// The frame's number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Its coding type.
+    pub fn frame_type(&self) -> FrameType {
+        self.frame_type
+    }
+
+    /// When it is sent, from the start of the stream.
+    pub fn time(&self) -> Duration {
+        self.time
+    }
+
+    /// Its base layer's size.
+    pub fn base_bytes(&self) -> u64 {
+        self.base_bytes
+    }
+
+    /// Its enhancement layer.
+    pub fn enhancement(&self) -> &Enhancement {
+        &self.enhancement
+    }
+
+    /// Its enhancement layer's size.
+    pub fn enhancement_bytes(&self) -> u64 {
+        self.enhancement.bytes()
+    }
+
+    /// Base and enhancement together (at most [`MAX_FRAME_BYTES`]).
+    pub fn total_bytes(&self) -> u64 {
+        self.base_bytes + self.enhancement.bytes()
+    }
+
+    /// What is sent of it at share η: the base layer and η of the
+    /// enhancement (paper 004 eq. 3's F_base + η F_enh, rounded down to the
+    /// byte or, for discrete layers, to the layer). [`Share::NONE`] gives
+    /// [`base_bytes`](Self::base_bytes), [`Share::ALL`]
+    /// [`total_bytes`](Self::total_bytes).
+    pub fn kept_bytes(&self, share: Share) -> u64 {
+        self.base_bytes + self.enhancement.kept_bytes(share)
+    }
+
+    /// The frame as the share leaves it: the same frame with its
+    /// enhancement truncated (see [`Enhancement::truncated`]).
+    pub fn truncated(&self, share: Share) -> LayeredFrame {
+        LayeredFrame {
+            enhancement: self.enhancement.truncated(share),
+            ..self.clone()
+        }
+    }
+
+    /// Whether this frame may come after `previous` in a sequence: a higher
+    /// number, and a time not before `previous`'s.
+    pub fn follows(&self, previous: &LayeredFrame) -> Result<(), LayeredError> {
+        if self.number <= previous.number {
+            return Err(LayeredError::NumberNotIncreasing {
+                previous: previous.number,
+                number: self.number,
+            });
+        }
+        if self.time < previous.time {
+            return Err(LayeredError::TimeGoesBack {
+                number: self.number,
+                previous: previous.time,
+                time: self.time,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Paper 004 eq. 3, D_txn = Σ (F_base_k + η F_enh_k): the bytes sent of
+/// `frames` (the paper's one-second window) at share η, each frame rounded
+/// down as in [`LayeredFrame::kept_bytes`].
+pub fn scheduled_bytes(frames: &[LayeredFrame], share: Share) -> u64 {
+    frames
+        .iter()
+        .fold(0, |sum, f| sum.saturating_add(f.kept_bytes(share)))
+}
+
+#[cfg(test)]
+mod tests;
