@@ -32,11 +32,49 @@
 //! order, times never going back. [`LayeredFrame::new`] refuses anything
 //! else, so a frame that exists is within the bounds, and no operation on
 //! one can overflow or panic.
+//!
+//! # The layered trace format
+//!
+//! EvalVid's sender trace (`crate::evalvid`) with the frame's one size split
+//! in two: one line a frame,
+//!
+//! ```text
+//! frame_no<TAB>type<TAB>base_bytes<TAB>enhancement<TAB>time_s
+//! ```
+//!
+//! `frame_no` a whole number, increasing from line to line (EvalVid's start
+//! at 1); `type` `I`, `P` or `B`; `base_bytes` a whole number; `enhancement`
+//! either `fgs:BYTES` (one FGS layer, `fgs:0` for none) or
+//! `layers:BYTES,BYTES,…` (discrete layers, lowest first, each at least one
+//! byte; `layers:` alone for none); `time_s` when the frame is sent, seconds
+//! from the start with at most 9 decimals (nanoseconds, so that a time reads
+//! back exactly), never before the previous line's. Fields are separated by
+//! tabs or spaces; a line that is empty or starts with `#` is skipped. The
+//! enhancement is tagged because a single size would not say whether it is
+//! one FGS layer or one discrete layer, which a share truncates differently.
+//! [`parse_layered_trace`] reads it, [`format_layered_trace`] writes it;
+//! `docs/scenarios.md` has the same description.
+//!
+//! ```text
+//! # frame_no type base_bytes enhancement time_s
+//! 1   I   2400    fgs:1100            0.000
+//! 2   P   800     fgs:1050            0.033333333
+//! 3   P   780     layers:300,300,450  0.066666667
+//! ```
+//!
+//! ([`format_layered_trace`] separates the fields with single tabs.)
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::h264::FrameType;
+
+mod trace;
+
+pub use trace::{
+    format_layered_trace, parse_layered_trace, read_layered_trace, write_layered_trace, FieldError,
+    LayeredTraceError, MAX_TRACE_TEXT_BYTES,
+};
 
 /// The most bytes a frame may have, base and enhancement together: 16 MiB,
 /// more than the 12,441,600 bytes of an uncompressed 3840×2160 I420 picture,
