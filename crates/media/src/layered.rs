@@ -63,14 +63,27 @@
 //! ```
 //!
 //! ([`format_layered_trace`] separates the fields with single tabs.)
+//!
+//! # Synthetic FGS traces
+//!
+//! Paper 004's videos are "FGS MPEG-4 video traces encoded at CBR 250
+//! kbits/sec" (§3); no such trace is public, so [`fgs_trace`] makes one from
+//! a base and a total rate, a GOP and a seed (the model is described at
+//! [`FgsTraceConfig`]), and [`from_evalvid`] splits an EvalVid sender
+//! trace's frames into a base share and an FGS rest, a modelling stand-in,
+//! not an FGS encode.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::h264::FrameType;
 
+mod convert;
+mod synthetic;
 mod trace;
 
+pub use convert::from_evalvid;
+pub use synthetic::{fgs_trace, FgsTraceConfig, FgsTraceError};
 pub use trace::{
     format_layered_trace, parse_layered_trace, read_layered_trace, write_layered_trace, FieldError,
     LayeredTraceError, MAX_TRACE_TEXT_BYTES,
