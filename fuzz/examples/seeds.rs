@@ -13,9 +13,13 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
+use fairstream_media::evalvid::parse_sender_trace;
 use fairstream_media::fec::FecCode;
 use fairstream_media::h264::incremental::{AccessUnitSplitter, SplitAccessUnit};
 use fairstream_media::h264::FrameType;
+use fairstream_media::layered::{
+    fgs_trace, format_layered_trace, from_evalvid, FgsTraceConfig, Share,
+};
 use fairstream_media::stream::{parity_rtp_packet, rtp_timestamp, FramePacketizer, ParityHeader};
 use fairstream_proto::conn::ConnectionConfig;
 use fairstream_proto::session::{ReceiverSession, ReorderConfig, SenderSession};
@@ -234,6 +238,7 @@ fn main() {
     text_seeds();
     scenario_seeds();
     mahimahi_seeds();
+    layered_trace_seeds();
     sender_feedback_seeds();
     secure_seeds();
     println!("seed corpus written to fuzz/seeds/");
@@ -503,6 +508,41 @@ fn mahimahi_seeds() {
         .collect();
     write("mahimahi", "bursty", bursty.as_bytes());
     write("mahimahi", "sparse", b"0\n0\n250\n1000");
+}
+
+/// Layered traces: a synthetic FGS one, the `evalvid` seed split into a base
+/// and an FGS rest, and one of discrete layers with comments, blank lines,
+/// spaces and CRLF line ends.
+fn layered_trace_seeds() {
+    let config = FgsTraceConfig {
+        frames: 30,
+        ..FgsTraceConfig::default()
+    };
+    let frames = fgs_trace(&config).expect("the default FGS trace");
+    write(
+        "layered_trace",
+        "fgs-generated.lt",
+        format_layered_trace(&frames).as_bytes(),
+    );
+    let evalvid = fs::read_to_string("seeds/evalvid/generated.st").expect("the evalvid seed");
+    let evalvid = parse_sender_trace(&evalvid, "generated.st").expect("the evalvid seed");
+    let share = Share::new(0.3).expect("a share");
+    let frames = from_evalvid(&evalvid, share).expect("the evalvid seed splits");
+    write(
+        "layered_trace",
+        "from-evalvid.lt",
+        format_layered_trace(&frames).as_bytes(),
+    );
+    write(
+        "layered_trace",
+        "discrete-layers.lt",
+        b"# frame_no type base_bytes enhancement time_s\r\n\r\n\
+          1 I 2400 layers:300,300,450 0.000\r\n\
+          2\tP\t800\tlayers:\t0.033333333\r\n\
+          # a comment between frames\r\n\
+          5 B 780 fgs:0 0.033333333\r\n\
+          9 P 1 layers:1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1 1000000\r\n",
+    );
 }
 
 /// What a real receiver answers the `sender_feedback` target's session
