@@ -72,6 +72,70 @@
 //! [`FgsTraceConfig`]), and [`from_evalvid`] splits an EvalVid sender
 //! trace's frames into a base share and an FGS rest, a modelling stand-in,
 //! not an FGS encode.
+//!
+//! # Real scalable H.264 (to come)
+//!
+//! What the OpenH264 in the workspace (the `openh264` and `openh264-sys2`
+//! crates 0.9.9, OpenH264 at commit 1bca623) can give, read from the crates'
+//! sources and OpenH264's issue tracker; nothing of it is implemented yet.
+//!
+//! **Temporal layers: yes, with the raw API.** `SEncParamExt` has
+//! `iTemporalLayerNum` ("temporal layer number, max temporal layer = 4",
+//! `MAX_TEMPORAL_LAYER_NUM` = 4). OpenH264 turns it into a dyadic hierarchy
+//! of P frames, GOP size 2^(T−1) (`param_svc.h`: `uiGopSize = 1 <<
+//! (iTemporalLayerNum - 1)`), temporal ids from `g_kuiTemporalIdListTable`
+//! (`encoder_data_tables.cpp`: T = 3 gives 0, 2, 1, 2, …; T = 4 gives 0, 3,
+//! 2, 3, 1, 3, 2, 3), the highest layer coded with `nal_ref_idc` 0 and the
+//! others as references (`encoder_ext.cpp`, `NRI_PRI_LOWEST` for
+//! `iCurTid == iDecompositionStages`); with more than one reference frame the
+//! SPS allows `frame_num` gaps (`au_set.cpp`). The encoder reports each
+//! layer's id in `SLayerBSInfo::uiTemporalId`, which the safe wrapper reaches
+//! without `unsafe` (`EncodedBitStream::layer(i)?.raw_info().uiTemporalId`);
+//! with `bPrefixNalAddingCtrl` it also writes a prefix NAL unit (type 14)
+//! carrying `temporal_id` before each base-layer slice, which our Annex B
+//! splitter already treats as the start of an access unit. But the safe
+//! `Encoder` sets `iTemporalLayerNum = 1` in its private `reinit` (openh264
+//! `src/encoder.rs`), so the change needs `Encoder::raw_api()` (unsafe):
+//! after the first `encode`, `get_option(ENCODER_OPTION_SVC_ENCODE_PARAM_EXT)`,
+//! set `iTemporalLayerNum`, `set_option(ENCODER_OPTION_SVC_ENCODE_PARAM_EXT)`
+//! (when the reference count grows, `WelsEncoderParamAdjust` in
+//! `encoder_ext.cpp` re-initialises the encoder: a new sequence), and a
+//! change of picture size would undo it; or, avoiding the switch, create the
+//! encoder through `openh264_sys2::API::WelsCreateSVCEncoder` and call
+//! `InitializeExt` with the layers set from the start. There is no rate per
+//! temporal layer (cisco/openh264#3126), and changing the layer count while
+//! encoding once crashed (cisco/openh264#2885, closed).
+//!
+//! **Dropping upper layers decodes.** OpenH264's maintainer: "Higher
+//! temporal layers could be dropped without affecting lower temporal layers'
+//! decoding. But you need drop the data by yourself" (cisco/openh264#3268;
+//! likewise #3200: an extractor is needed). Dropping the top layer removes
+//! only non-reference pictures, which leave no `frame_num` gap; dropping a
+//! lower one leaves gaps, which the SPS allows and the decoder then does not
+//! report as lost references (`decoder_core.cpp` checks gaps only when they
+//! are not allowed). Our `codec::decode_aligned` would repeat the previous
+//! picture for each dropped frame, as for a lost one. None of this has been
+//! tried here yet: it is what the sources and the maintainers say.
+//! Temporal layers are whole frames, though, not a part of every frame: in
+//! this module's terms a frame of temporal id t > 0 would be a frame whose
+//! bytes all belong to layer t, which a per-frame [`LayeredFrame`] cannot
+//! say yet (the integration would add a temporal id to the frame).
+//!
+//! **Spatial and quality layers: no true scalability.** `iSpatialLayerNum`
+//! (up to `MAX_SPATIAL_LAYER_NUM` = 4, one `SSpatialLayerConfig` each with
+//! its own `iVideoWidth`, `iVideoHeight`, `fFrameRate`, `iSpatialBitrate`)
+//! encodes either simulcast AVC (`bSimulcastAVC = true`) or SVC syntax (NAL
+//! type 20) without inter-layer prediction: "openh264 encoder does not
+//! support inter-layer prediction" (cisco/openh264#3124; its streams carry
+//! `no_inter_layer_pred_flag` = 1), so every spatial layer is a complete
+//! stream and the layers' rates add up instead of refining one another. The
+//! decoder decodes one spatial layer only: "Current openh264 decoder cannot
+//! support multi-layer decoding. Only one resolution data should be sent into
+//! it" (#3532, also #3540, #1413). `SLayerBSInfo::uiQualityId` is always 0:
+//! there are no quality (MGS/CGS) layers and nothing like FGS. Real FGS-like
+//! truncation is therefore out of reach with OpenH264; what it can give is
+//! temporal scalability (discrete, whole frames) and switching between
+//! simulcast streams at IDR frames.
 
 use std::fmt;
 use std::time::Duration;
