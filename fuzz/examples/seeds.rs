@@ -526,8 +526,7 @@ fn layered_trace_seeds() {
     );
     let evalvid = fs::read_to_string("seeds/evalvid/generated.st").expect("the evalvid seed");
     let evalvid = parse_sender_trace(&evalvid, "generated.st").expect("the evalvid seed");
-    let share = Share::new(0.3).expect("a share");
-    let frames = from_evalvid(&evalvid, share).expect("the evalvid seed splits");
+    let frames = from_evalvid(&evalvid, Share::new(0.3)).expect("the evalvid seed splits");
     write(
         "layered_trace",
         "from-evalvid.lt",

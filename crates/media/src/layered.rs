@@ -20,10 +20,15 @@
 //!   lowest first, whose sizes add up to at most ⌊η · total⌋; the rest is
 //!   dropped from the highest down, and no layer is ever kept in part.
 //!
-//! A [`Share`] is η, a number in [0, 1] (never NaN): [`Share::NONE`] keeps
-//! exactly the base layer, [`Share::ALL`] keeps the whole frame.
-//! [`scheduled_bytes`] is paper 004 eq. 3's D_txn over a window of frames and
-//! [`Share::probing`] eq. 5's δ + η(1 − δ).
+//! A [`Share`] is η as paper 004's controller computes it
+//! (`fairstream_proto::cc::buffer`, re-exported here): a number in [0, 1],
+//! clamped, NaN taken as 0. [`Share::ZERO`] keeps exactly the base layer,
+//! [`Share::ONE`] the whole frame; ⌊η · bytes⌋ is the controller's own
+//! rounding of a frame's enhancement (`FramePlan::enhancement_bytes`).
+//! [`scheduled_bytes`] is eq. 3's D_txn in the whole bytes and layers sent
+//! (the controller's `scheduled_bits` is the same sum before rounding), and
+//! [`LayeredFrame::sizes`] gives a frame to the controller as its
+//! `FrameSizes`.
 //!
 //! Sizes are bounded: a frame (base and enhancement together) has at most
 //! [`MAX_FRAME_BYTES`], at most [`MAX_ENHANCEMENT_LAYERS`] discrete layers of
@@ -140,6 +145,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use fairstream_proto::cc::buffer::FrameSizes;
+
 use crate::h264::FrameType;
 
 mod convert;
@@ -147,6 +154,7 @@ mod synthetic;
 mod trace;
 
 pub use convert::from_evalvid;
+pub use fairstream_proto::cc::buffer::Share;
 pub use synthetic::{fgs_trace, FgsTraceConfig, FgsTraceError};
 pub use trace::{
     format_layered_trace, parse_layered_trace, read_layered_trace, write_layered_trace, FieldError,
@@ -169,12 +177,9 @@ pub const MAX_FRAME_TIME: Duration = Duration::from_secs(1_000_000);
 /// 30 frames a second.
 pub const MAX_TRACE_FRAMES: usize = 1_000_000;
 
-/// A layered frame or sequence out of bounds, or a share that is no share.
+/// A layered frame or sequence out of bounds.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LayeredError {
-    /// A share outside [0, 1], or NaN.
-    #[error("share {0} is not a number in [0, 1]")]
-    BadShare(f64),
     /// Base and enhancement together above [`MAX_FRAME_BYTES`].
     #[error("frame {number}: {bytes} bytes, more than the {MAX_FRAME_BYTES} a frame may have")]
     FrameTooLarge {
@@ -233,51 +238,12 @@ pub enum LayeredError {
     TooManyFrames,
 }
 
-/// A share of a layer, η ∈ [0, 1] (paper 004 eq. 2); never NaN.
-#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
-pub struct Share(f64);
-
-impl Share {
-    /// Nothing of the enhancement: the base layer alone.
-    pub const NONE: Share = Share(0.0);
-    /// All of it.
-    pub const ALL: Share = Share(1.0);
-
-    /// The share `eta`; NaN and values outside [0, 1] are refused.
-    pub fn new(eta: f64) -> Result<Share, LayeredError> {
-        if (0.0..=1.0).contains(&eta) {
-            // `+ 0.0` turns −0.0 into 0.0, so that equal shares print alike.
-            Ok(Share(eta + 0.0))
-        } else {
-            Err(LayeredError::BadShare(eta))
-        }
-    }
-
-    /// η as a number.
-    pub fn value(self) -> f64 {
-        self.0
-    }
-
-    /// ⌊η · `bytes`⌋: the bytes this share of `bytes` keeps; never more
-    /// than `bytes`.
-    pub fn of(self, bytes: u64) -> u64 {
-        // The float-to-integer cast saturates and cannot panic; `min` guards
-        // against a product rounded above `bytes` (only beyond 2^53 bytes).
-        ((self.0 * bytes as f64).floor() as u64).min(bytes)
-    }
-
-    /// Paper 004 eq. 5, the share while probing for bandwidth: δ + η(1 − δ),
-    /// with δ raised step by step (the paper: 1/8, 1/4, 1/2, 3/4, 7/8, 1).
-    pub fn probing(self, delta: Share) -> Share {
-        // Both in [0, 1], so the result is too; `clamp` keeps rounding in.
-        Share((delta.0 + self.0 * (1.0 - delta.0)).clamp(0.0, 1.0))
-    }
-}
-
-impl fmt::Display for Share {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
+/// ⌊η · `bytes`⌋: the bytes share η keeps of `bytes`; never more than
+/// `bytes`.
+fn share_of(share: Share, bytes: u64) -> u64 {
+    // The float-to-integer cast saturates and cannot panic; `min` guards
+    // against a product rounded above `bytes` (only beyond 2^53 bytes).
+    ((share.get() * bytes as f64).floor() as u64).min(bytes)
 }
 
 /// A frame's enhancement layer.
@@ -317,7 +283,7 @@ impl Enhancement {
     /// What a share leaves of it: FGS cut to ⌊η · bytes⌋; of discrete
     /// layers the lowest ones whose sizes add up to at most ⌊η · total⌋.
     pub fn truncated(&self, share: Share) -> Enhancement {
-        let budget = share.of(self.bytes());
+        let budget = share_of(share, self.bytes());
         match self {
             Enhancement::Fgs { .. } => Enhancement::Fgs { bytes: budget },
             Enhancement::Layers(layers) => {
@@ -443,10 +409,23 @@ impl LayeredFrame {
         self.base_bytes + self.enhancement.bytes()
     }
 
+    /// Its layers' sizes in bits, as paper 004's controller takes a frame
+    /// (eq. 4's F_base_k and F_enh_k). The controller treats the
+    /// enhancement as fine-grained: for discrete layers its plan is to be
+    /// rounded down to whole layers, as [`kept_bytes`](Self::kept_bytes)
+    /// does.
+    pub fn sizes(&self) -> FrameSizes {
+        // At most 2^24 bytes a frame: the bits fit.
+        FrameSizes {
+            base_bits: self.base_bytes * 8,
+            enhancement_bits: self.enhancement.bytes() * 8,
+        }
+    }
+
     /// What is sent of it at share η: the base layer and η of the
     /// enhancement (paper 004 eq. 3's F_base + η F_enh, rounded down to the
-    /// byte or, for discrete layers, to the layer). [`Share::NONE`] gives
-    /// [`base_bytes`](Self::base_bytes), [`Share::ALL`]
+    /// byte or, for discrete layers, to the layer). [`Share::ZERO`] gives
+    /// [`base_bytes`](Self::base_bytes), [`Share::ONE`]
     /// [`total_bytes`](Self::total_bytes).
     pub fn kept_bytes(&self, share: Share) -> u64 {
         self.base_bytes + self.enhancement.kept_bytes(share)
@@ -483,7 +462,8 @@ impl LayeredFrame {
 
 /// Paper 004 eq. 3, D_txn = Σ (F_base_k + η F_enh_k): the bytes sent of
 /// `frames` (the paper's one-second window) at share η, each frame rounded
-/// down as in [`LayeredFrame::kept_bytes`].
+/// down as in [`LayeredFrame::kept_bytes`] (the controller's
+/// `scheduled_bits` is the sum before rounding, in bits).
 pub fn scheduled_bytes(frames: &[LayeredFrame], share: Share) -> u64 {
     frames
         .iter()

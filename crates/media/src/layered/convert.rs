@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use super::{Enhancement, LayeredError, LayeredFrame, Share, MAX_FRAME_TIME, MAX_TRACE_FRAMES};
+use super::{
+    share_of, Enhancement, LayeredError, LayeredFrame, Share, MAX_FRAME_TIME, MAX_TRACE_FRAMES,
+};
 use crate::evalvid::TraceFrame;
 
 /// Splits each frame of an EvalVid sender trace into a base layer of
@@ -29,7 +31,7 @@ pub fn from_evalvid(
     let mut layered: Vec<LayeredFrame> = Vec::with_capacity(frames.len());
     for frame in frames {
         let time = time_of(frame)?;
-        let base_bytes = base_share.of(frame.size_bytes);
+        let base_bytes = share_of(base_share, frame.size_bytes);
         let next = LayeredFrame::new(
             frame.number,
             frame.frame_type,
@@ -76,7 +78,7 @@ mod tests {
             "t.st",
         )
         .unwrap();
-        let frames = from_evalvid(&evalvid, Share::new(0.4).unwrap()).unwrap();
+        let frames = from_evalvid(&evalvid, Share::new(0.4)).unwrap();
         let split: Vec<(u64, u64)> = frames
             .iter()
             .map(|f| (f.base_bytes(), f.enhancement_bytes()))
@@ -86,7 +88,7 @@ mod tests {
         assert_eq!(frames[0].frame_type(), FrameType::I);
         assert_eq!(frames[2].frame_type(), FrameType::B);
         assert_eq!(frames[2].time(), Duration::from_millis(67));
-        let all_base = from_evalvid(&evalvid, Share::ALL).unwrap();
+        let all_base = from_evalvid(&evalvid, Share::ONE).unwrap();
         assert!(all_base.iter().all(|f| f.enhancement_bytes() == 0));
     }
 
@@ -99,7 +101,7 @@ mod tests {
             packets: 1,
             send_time_s,
         };
-        let half = Share::new(0.5).unwrap();
+        let half = Share::new(0.5);
         for (frames, needle) in [
             (
                 vec![frame(2, 10, 0.0), frame(2, 10, 0.1)],
@@ -124,7 +126,7 @@ mod tests {
             return;
         };
         let evalvid = read_sender_trace(&path).unwrap();
-        let frames = from_evalvid(&evalvid, Share::new(0.3).unwrap()).unwrap();
+        let frames = from_evalvid(&evalvid, Share::new(0.3)).unwrap();
         assert_eq!(frames.len(), 2000);
         let sizes: u64 = evalvid.iter().map(|f| f.size_bytes).sum();
         let totals: u64 = frames.iter().map(LayeredFrame::total_bytes).sum();

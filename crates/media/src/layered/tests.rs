@@ -1,7 +1,7 @@
 use super::*;
 
 fn share(eta: f64) -> Share {
-    Share::new(eta).unwrap()
+    Share::new(eta)
 }
 
 fn frame(base_bytes: u64, enhancement: Enhancement) -> LayeredFrame {
@@ -66,36 +66,42 @@ fn no_share_keeps_exactly_the_base_and_all_keeps_everything() {
         Enhancement::Layers(vec![3, 1, 4, 1, 5]),
     ] {
         let f = frame(7, enhancement);
-        assert_eq!(f.kept_bytes(Share::NONE), 7);
-        assert_eq!(f.kept_bytes(Share::ALL), f.total_bytes());
-        assert_eq!(f.truncated(Share::ALL), f);
-        assert_eq!(f.truncated(Share::NONE).enhancement_bytes(), 0);
+        assert_eq!(f.kept_bytes(Share::ZERO), 7);
+        assert_eq!(f.kept_bytes(Share::ONE), f.total_bytes());
+        assert_eq!(f.truncated(Share::ONE), f);
+        assert_eq!(f.truncated(Share::ZERO).enhancement_bytes(), 0);
     }
 }
 
 #[test]
-fn shares_are_numbers_in_zero_to_one() {
-    for bad in [f64::NAN, -0.1, 1.000_001, f64::INFINITY, f64::NEG_INFINITY] {
-        let error = Share::new(bad).unwrap_err();
-        assert!(matches!(error, LayeredError::BadShare(_)), "{bad}");
+fn any_share_the_controller_gives_keeps_within_the_frame() {
+    // The controller's Share clamps to [0, 1] and takes NaN as 0.
+    let f = frame(100, Enhancement::Fgs { bytes: 50 });
+    for (eta, kept) in [
+        (f64::NAN, 100),
+        (-0.5, 100),
+        (f64::NEG_INFINITY, 100),
+        (2.0, 150),
+        (f64::INFINITY, 150),
+    ] {
+        assert_eq!(f.kept_bytes(Share::new(eta)), kept, "η = {eta}");
     }
-    assert!(Share::new(-0.0).unwrap().value().is_sign_positive());
-    assert_eq!(Share::new(0.5).unwrap().to_string(), "0.5");
-    assert_eq!(share(0.5).of(3), 1);
-    assert_eq!(Share::ALL.of(u64::MAX), u64::MAX);
-    assert!(share(0.999).of(u64::MAX) < u64::MAX);
+    assert_eq!(share_of(Share::ONE, u64::MAX), u64::MAX);
+    assert!(share_of(share(0.999), u64::MAX) < u64::MAX);
+    assert_eq!(share_of(share(0.5), 3), 1);
 }
 
 #[test]
-fn probing_follows_paper_004_eq_5() {
-    // η = 0.5 and δ = 1/8, 1/4, 1/2, 3/4, 7/8, 1: δ + η(1 − δ).
-    let eta = share(0.5);
-    let steps: Vec<f64> = [0.125, 0.25, 0.5, 0.75, 0.875, 1.0]
-        .into_iter()
-        .map(|delta| eta.probing(share(delta)).value())
-        .collect();
-    assert_eq!(steps, vec![0.5625, 0.625, 0.75, 0.875, 0.9375, 1.0]);
-    assert_eq!(eta.probing(Share::NONE), eta);
+fn frames_go_to_the_controller_in_bits() {
+    let f = frame(1000, Enhancement::Layers(vec![200, 300]));
+    let sizes = f.sizes();
+    assert_eq!((sizes.base_bits, sizes.enhancement_bits), (8000, 4000));
+    // The controller's eq. 3 before rounding agrees with ours on whole
+    // bytes: at η = 0.5 an FGS frame is cut at ⌊η · F_enh⌋.
+    let fgs = frame(1000, Enhancement::Fgs { bytes: 4001 });
+    let bits = fairstream_proto::cc::buffer::scheduled_bits(&[fgs.sizes()], share(0.5));
+    assert_eq!(bits, 8.0 * (1000.0 + 2000.5));
+    assert_eq!(scheduled_bytes(&[fgs], share(0.5)), 1000 + 2000);
 }
 
 #[test]
@@ -106,13 +112,13 @@ fn scheduled_bytes_are_paper_004_eq_3() {
         frame(500, Enhancement::Fgs { bytes: 1000 }),
         frame(800, Enhancement::Layers(vec![200, 300, 500])),
     ];
-    assert_eq!(scheduled_bytes(&frames, Share::NONE), 2300);
+    assert_eq!(scheduled_bytes(&frames, Share::ZERO), 2300);
     assert_eq!(
         scheduled_bytes(&frames, share(0.5)),
         2300 + 2000 + 500 + 500
     );
-    assert_eq!(scheduled_bytes(&frames, Share::ALL), 8300);
-    assert_eq!(scheduled_bytes(&[], Share::ALL), 0);
+    assert_eq!(scheduled_bytes(&frames, Share::ONE), 8300);
+    assert_eq!(scheduled_bytes(&[], Share::ONE), 0);
 }
 
 #[test]
