@@ -372,7 +372,17 @@ fn table1(
          curves shown in Fig. 6\"); TFRC's start-up delay includes one RTT for the \
          retransmission. \"At the paper's R\": our video at the paper's rate, without the RTT.",
     );
-    let mut rows = Vec::new();
+    let mut table = Table::new(&[
+        "Case",
+        "R [kbps]: paper",
+        "ours",
+        "w* [sec]: paper",
+        "ours",
+        "ours at the paper's R",
+        "x* [bytes]: paper",
+        "ours",
+        "ours at the paper's R",
+    ]);
     let mut ours_w = Vec::new();
     let mut ours_w_at_mean = Vec::new();
     let mut ours_r = Vec::new();
@@ -396,7 +406,7 @@ fn table1(
         ours_w.push(w.mean);
         ours_r.push(rate.mean);
         ours_w_at_mean.push(plan_at_rate(playout, rate.mean, slot)?.0 + Stat::of(&rtts).mean);
-        rows.push(vec![
+        table.row(vec![
             (*label).to_owned(),
             paper.text(i, "R [kbps]")?.to_owned(),
             rate.show(1e-3, 1),
@@ -408,22 +418,7 @@ fn table1(
             format!("{x_at:.0}"),
         ]);
     }
-    page.table(Table {
-        header: [
-            "Case",
-            "R [kbps]: paper",
-            "ours",
-            "w* [sec]: paper",
-            "ours",
-            "ours at the paper's R",
-            "x* [bytes]: paper",
-            "ours",
-            "ours at the paper's R",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows,
-    });
+    page.table(table);
     // The paper: "the initial buffering delay and the minimum buffer size
     // increases with decreasing average rate".
     let mut order: Vec<usize> = (0..ours_r.len()).collect();
@@ -462,7 +457,13 @@ fn table2(
     let paper = data.table("table2")?;
     page.heading(2, &format!("{}: {}", paper.label, paper.caption));
     page.paragraph("Streaming to a wired client, the wired curves as the constraint.");
-    let mut rows = Vec::new();
+    let mut table = Table::new(&[
+        "Case",
+        "w* [sec]: paper",
+        "ours",
+        "x* [bytes]: paper",
+        "ours",
+    ]);
     let mut means = Vec::new();
     for (row, curve_index) in [(0, 0), (1, 1)] {
         let mut ws = Vec::new();
@@ -475,7 +476,7 @@ fn table2(
         }
         let (w, x) = (Stat::of(&ws), Stat::of(&xs));
         means.push((w.mean, x.mean));
-        rows.push(vec![
+        table.row(vec![
             paper.text(row, "Case")?.to_owned(),
             paper.text(row, "w* [sec]")?.to_owned(),
             show(&w, runs.len(), 1.0, 1),
@@ -483,18 +484,7 @@ fn table2(
             show(&x, runs.len(), 1.0, 0),
         ]);
     }
-    page.table(Table {
-        header: [
-            "Case",
-            "w* [sec]: paper",
-            "ours",
-            "x* [bytes]: paper",
-            "ours",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows,
-    });
+    page.table(table);
     let mut lines = Vec::new();
     let tfrc_rtt = Stat::of(&runs.iter().map(|r| r.curves[1].rtt_s).collect::<Vec<_>>());
     let why_not = format!(
@@ -545,7 +535,15 @@ fn table3(
             slot,
         ),
     };
-    let mut rows = Vec::new();
+    let mut table = Table::new(&[
+        "Case",
+        "w* [sec]: paper",
+        "ours",
+        "x* [bytes]: paper",
+        "ours",
+        "y' [bytes]: paper",
+        "ours",
+    ]);
     let mut w_means = Vec::new();
     let mut x_means = Vec::new();
     for (row, label, wireless, wired) in [
@@ -585,7 +583,7 @@ fn table3(
         let (w, x, y) = (Stat::of(&ws), Stat::of(&xs), Stat::of(&ys));
         w_means.push(w.mean);
         x_means.push(x.mean);
-        rows.push(vec![
+        table.row(vec![
             format!("{} ({label})", paper.text(row, "Case")?),
             paper.text(row, "w* [sec]")?.to_owned(),
             show(&w, runs.len(), 1.0, 1),
@@ -599,20 +597,7 @@ fn table3(
             },
         ]);
     }
-    page.table(Table {
-        header: [
-            "Case",
-            "w* [sec]: paper",
-            "ours",
-            "x* [bytes]: paper",
-            "ours",
-            "y' [bytes]: paper",
-            "ours",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows,
-    });
+    page.table(table);
     let mut lines = Vec::new();
     for (name, without, with) in [("TCP", 0, 2), ("TFRC", 1, 3)] {
         for (what, column, means, decimals) in [
