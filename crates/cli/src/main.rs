@@ -71,8 +71,8 @@ enum Command {
     /// the paper's own numbers are built in (experiments/), the runs go
     /// through the sweep engine (--jobs, --engine, a cache that resumes), and
     /// the report is OUT/index.html (self-contained) and OUT/index.md with
-    /// PNG charts. --quick: fewer seeds and shorter runs, a few minutes on
-    /// two cores. See docs/reproducing.md.
+    /// PNG charts. --quick: fewer seeds and shorter runs (docs/reproducing.md
+    /// gives the times measured). See docs/reproducing.md.
     Reproduce(reproduce_cmd::ReproduceArgs),
     /// Decode an H.264 file to raw I420 with error concealment, keeping every frame position
     ///

@@ -3,7 +3,7 @@
 //! (issue 14).
 //!
 //! ```text
-//! fairstream reproduce 001 --quick            # a few minutes: fewer seeds, shorter runs
+//! fairstream reproduce 001 --quick            # fewer seeds, shorter runs
 //! fairstream reproduce 003 --out docs/results/reproduce/003
 //! ```
 //!
@@ -37,7 +37,7 @@ pub(crate) struct ReproduceArgs {
     /// The paper: 001 or 003 (the numbers of ../shared/papers)
     #[arg(value_name = "PAPER")]
     paper: String,
-    /// A reduced run (fewer seeds, shorter runs): a few minutes on two cores
+    /// A reduced run: fewer seeds, shorter runs
     #[arg(long)]
     quick: bool,
     /// Where the report goes [default: reproduce/PAPER]
