@@ -3,9 +3,9 @@
 //! Video as the papers judge it: frames and GOPs, sources (H.264 Annex B files,
 //! EvalVid traces, a built-in generator), the playout buffer with start-up delay
 //! and stalls, paper 003's smoothing schedules, PSNR/SSIM/MOS, and packet-level
-//! FEC. See `DESIGN.md`. Not built yet: the ITU-T G.107 E-model for voice
-//! (paper 002), and scalable (layered) video in the simulator (paper 004;
-//! its frame model and traces are in [`layered`]).
+//! FEC, and voice quality by the ITU-T G.107 E-model. See `DESIGN.md`. Not
+//! built yet: scalable (layered) video in the simulator (paper 004; its
+//! frame model and traces are in [`layered`]).
 //!
 //! Built so far:
 //! - [`h264`]: Annex B byte streams split into NAL units and access units,
@@ -16,6 +16,8 @@
 //! - [`generator`]: the project's own synthetic content.
 //! - [`yuv`], [`quality`]: I420 frames; PSNR, SSIM and MOS as EvalVid reports
 //!   them.
+//! - [`emodel`]: the ITU-T G.107 E-model (paper 002): R from delay, codec
+//!   and packet loss with its burstiness, MOS from R, G.113's codecs.
 //! - [`fec`]: packet-level Reed-Solomon RS(n, k) erasure coding.
 //! - [`evalvid`]: EvalVid's sender trace and packet dump files.
 //! - [`layered`]: scalable video (paper 004): frames of a base and an FGS or
@@ -29,6 +31,7 @@
 //!   start-up delay, GOP arrivals; the drop and rebuffer (freeze-and-resume)
 //!   player models, and the buffer's occupancy over time.
 
+pub mod emodel;
 pub mod evalvid;
 pub mod fec;
 pub mod generator;
