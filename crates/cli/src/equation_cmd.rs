@@ -69,7 +69,7 @@ fn parse_loss_event_rate(text: &str) -> Result<f64, String> {
 }
 
 /// A unit error, with "no unit" said plainly when the unit is missing.
-fn describe_unit_error(text: &str, error: &UnitError, example: &str) -> String {
+pub(crate) fn describe_unit_error(text: &str, error: &UnitError, example: &str) -> String {
     match error {
         UnitError::BadUnit { unit, expected, .. } if unit.is_empty() => {
             format!("`{text}` has no unit: write e.g. {example} (units: {expected})")

@@ -1,6 +1,6 @@
 //! `fairstream`: the command-line front end.
 //!
-//! Subcommands: `demo`, `equation`, `simulate`, `sweep`, `reproduce`,
+//! Subcommands: `demo`, `equation`, `emodel`, `simulate`, `sweep`, `reproduce`,
 //! `decode`, `evaluate`, `schedule`, `send`, `recv`, `emulate` and `relay`.
 
 use std::process::ExitCode;
@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod demo_cmd;
+mod emodel_cmd;
 mod emulate_cmd;
 mod equation_cmd;
 mod plots;
@@ -45,6 +46,14 @@ enum Command {
     /// Given --p, prints the rate the equation allows; given --rate, prints the
     /// loss event rate p that gives it.
     Equation(equation_cmd::EquationArgs),
+    /// Rate a voice call with the ITU-T G.107 E-model: R and MOS from codec, delay and loss
+    ///
+    /// The full G.107 E-model with its Table 1 defaults, the codec's Ie and
+    /// Bpl from G.113 Appendix I, the one-way mouth-to-ear delay Ta (the echo
+    /// delays T = Ta and Tr = 2·Ta unless given) and the packet loss with its
+    /// burst ratio. Prints R, MOS (G.107 Annex B) and the impairments Id and
+    /// Ie,eff on one line, or with --json one object.
+    Emodel(emodel_cmd::EModelArgs),
     /// Run a scenario file in the deterministic network simulator
     ///
     /// Prints a JSON summary (per flow: throughput, goodput, losses split into
@@ -145,6 +154,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo_cmd::run(&args),
         Command::Equation(args) => equation_cmd::run(&args),
+        Command::Emodel(args) => emodel_cmd::run(&args),
         Command::Simulate(args) => simulate_cmd::run(&args),
         Command::Sweep(args) => sweep_cmd::run(&args),
         Command::Reproduce(args) => reproduce_cmd::run(&args),

@@ -240,6 +240,7 @@ fn version_and_help() {
         [
             "demo",
             "equation",
+            "emodel",
             "simulate",
             "sweep",
             "reproduce",
