@@ -20,7 +20,7 @@ use fairstream_media::emodel::{Codec, EModelInput, Rating};
 use fairstream_proto::units::parse_duration;
 use serde::Serialize;
 
-use crate::equation_cmd::describe_unit_error;
+use crate::equation_cmd::{describe_unit_error, parse_positive};
 
 /// Arguments of `fairstream emodel`.
 #[derive(Debug, Args)]
@@ -93,15 +93,7 @@ fn parse_loss(text: &str) -> Result<LossPercent, String> {
 
 /// `--burst-ratio`: a finite number > 0.
 fn parse_burst_ratio(text: &str) -> Result<f64, String> {
-    let ratio: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number (expected BurstR >= 1, e.g. 1.5)"))?;
-    if ratio > 0.0 && ratio.is_finite() {
-        Ok(ratio)
-    } else {
-        Err(format!("burst ratio {text} must be a finite number > 0"))
-    }
+    parse_positive(text, "BurstR", "1.5")
 }
 
 /// What `--json` prints: the inputs that differ from G.107's defaults, R,

@@ -115,14 +115,19 @@ fn parse_size(text: &str) -> Result<Bytes, String> {
 
 /// `--n`: a finite real number > 0.
 fn parse_flow_count(text: &str) -> Result<f64, String> {
-    let n: f64 = text
+    parse_positive(text, "n", "2.5")
+}
+
+/// A finite real number > 0, called `symbol` in the messages.
+pub(crate) fn parse_positive(text: &str, symbol: &str, example: &str) -> Result<f64, String> {
+    let value: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("`{text}` is not a number (expected n > 0, e.g. 2.5)"))?;
-    if n > 0.0 && n.is_finite() {
-        Ok(n)
+        .map_err(|_| format!("`{text}` is not a number (expected {symbol} > 0, e.g. {example})"))?;
+    if value > 0.0 && value.is_finite() {
+        Ok(value)
     } else {
-        Err(format!("n = {text} must be a finite number > 0"))
+        Err(format!("{symbol} = {text} must be a finite number > 0"))
     }
 }
 

@@ -1,43 +1,25 @@
 //! `fairstream emodel`, run as a user runs it: the built binary.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
+use support::{failure_of, fairstream, json_of, number};
 
 /// Runs `fairstream emodel ARGS`.
 fn emodel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairstream"))
-        .arg("emodel")
-        .args(args)
-        .output()
-        .expect("the fairstream binary runs")
+    fairstream(&[&["emodel"], args].concat())
 }
 
 /// Runs `fairstream emodel ARGS --json`, expects success, parses stdout.
 fn rating(args: &[&str]) -> Value {
-    let output = emodel(&[args, &["--json"]].concat());
-    assert!(
-        output.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
-
-fn number(value: &Value, key: &str) -> f64 {
-    value[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("no number `{key}` in {value}"))
+    json_of(&[&["emodel"], args, &["--json"]].concat())
 }
 
 /// Expects `fairstream emodel ARGS` to fail cleanly; returns its stderr.
 fn refused(args: &[&str]) -> String {
-    let output = emodel(args);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "{args:?} succeeded");
-    assert!(output.stdout.is_empty(), "{args:?} printed to stdout");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
+    failure_of(&[&["emodel"], args].concat())
 }
 
 #[test]

@@ -1,34 +1,13 @@
 //! `fairstream equation`, run as a user runs it: the built binary.
 
-use std::process::{Command, Output};
+mod support;
 
 use serde_json::Value;
-
-fn fairstream(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairstream"))
-        .args(args)
-        .output()
-        .expect("the fairstream binary runs")
-}
+use support::{failure_of, fairstream, json_of, number};
 
 /// Runs `fairstream equation ARGS --json`, expects success, parses stdout.
 fn json(args: &[&str]) -> Value {
-    let mut all = vec!["equation"];
-    all.extend_from_slice(args);
-    all.push("--json");
-    let output = fairstream(&all);
-    assert!(
-        output.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
-
-fn number(value: &Value, key: &str) -> f64 {
-    value[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("no number `{key}` in {value}"))
+    json_of(&[&["equation"], args, &["--json"]].concat())
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -37,14 +16,7 @@ fn rel(a: f64, b: f64) -> f64 {
 
 /// Expects `fairstream equation ARGS` to fail; returns its stderr.
 fn failure(args: &[&str]) -> String {
-    let mut all = vec!["equation"];
-    all.extend_from_slice(args);
-    let output = fairstream(&all);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "{args:?} succeeded");
-    assert!(output.stdout.is_empty(), "{args:?} printed to stdout");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
+    failure_of(&[&["equation"], args].concat())
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The ITU-T G.107 E-model: a voice call's transmission rating R and its MOS.
 //!
-//! Paper 002 scores its VoIP calls with "the E-Model defined in [17]", ITU-T
+//! Paper 002 scores its VoIP calls with "the E-Model defined in \[17\]", ITU-T
 //! G.107 (03/2005), and maps R to MOS with its Table 2. This module is that
 //! model in full: every input of G.107 §3.7 Table 1 is a field of
 //! [`EModelInput`], whose `Default` is the table's default values, and
