@@ -701,6 +701,26 @@ fn delayed_playout(playout: &Playout, w: usize, slots: usize) -> Vec<u64> {
         .collect()
 }
 
+/// A chart of cumulative schedules (bytes by the end of each slot), titled
+/// with the start-up delay `w` slots.
+fn schedule_chart(
+    title: &str,
+    w: usize,
+    slot: Duration,
+    lines: [(&str, &[u64], Style); 3],
+) -> Chart {
+    let mut chart = Chart::new(
+        &format!("{title} (w* = {:.1} s)", w as f64 * slot.as_secs_f64()),
+        "time (s)",
+        "data (kbytes)",
+    )
+    .y_from_zero();
+    for (name, values, style) in lines {
+        chart = chart.series(Series::new(name, cumulative_points(values, slot), style));
+    }
+    chart
+}
+
 /// Figs. 7 and 8: the schedules of seed 1, end to end to the wireless
 /// client and through the proxy, for TCP and TFRC.
 fn fig7_and_8(run: &Run, playout: &Playout, slot: Duration, page: &mut Page) -> Result<()> {
@@ -732,30 +752,24 @@ fn fig7_and_8(run: &Run, playout: &Playout, slot: Duration, page: &mut Page) -> 
                 carried.push(total);
             }
             let w = plan.startup_delay_slots;
-            let chart = Chart::new(
-                &format!(
-                    "Fig. 7: end to end to the wireless client over {name} (w* = {:.1} s)",
-                    w as f64 * slot.as_secs_f64()
-                ),
-                "time (s)",
-                "data (kbytes)",
-            )
-            .y_from_zero()
-            .series(Series::new(
-                "the wireless curve's capacity",
-                cumulative_points(&carried, slot),
-                Style::Line,
-            ))
-            .series(Series::new(
-                "sent (S_late)",
-                cumulative_points(&plan.schedule.cumulative_bytes, slot),
-                Style::Step,
-            ))
-            .series(Series::new(
-                "played out (D delayed by w*)",
-                cumulative_points(&delayed_playout(playout, w, slots), slot),
-                Style::Step,
-            ));
+            let chart = schedule_chart(
+                &format!("Fig. 7: end to end to the wireless client over {name}"),
+                w,
+                slot,
+                [
+                    ("the wireless curve's capacity", &carried, Style::Line),
+                    (
+                        "sent (S_late)",
+                        &plan.schedule.cumulative_bytes,
+                        Style::Step,
+                    ),
+                    (
+                        "played out (D delayed by w*)",
+                        &delayed_playout(playout, w, slots),
+                        Style::Step,
+                    ),
+                ],
+            );
             page.chart(&format!("fig7-{}", name.to_ascii_lowercase()), chart);
         }
         let wired_curve = RateConstraint::Curve(run.curves[wired].bytes.clone());
@@ -766,30 +780,28 @@ fn fig7_and_8(run: &Run, playout: &Playout, slot: Duration, page: &mut Page) -> 
                 .cumulative_bytes
                 .len()
                 .max(plan.server_schedule.cumulative_bytes.len());
-            let chart = Chart::new(
-                &format!(
-                    "Fig. 8: through the proxy over {name} (w* = {:.1} s)",
-                    w as f64 * slot.as_secs_f64()
-                ),
-                "time (s)",
-                "data (kbytes)",
-            )
-            .y_from_zero()
-            .series(Series::new(
-                "server to proxy (S_early')",
-                cumulative_points(&plan.server_schedule.cumulative_bytes, slot),
-                Style::Step,
-            ))
-            .series(Series::new(
-                "proxy to client",
-                cumulative_points(&plan.proxy_schedule.cumulative_bytes, slot),
-                Style::Step,
-            ))
-            .series(Series::new(
-                "played out (D delayed by w*)",
-                cumulative_points(&delayed_playout(playout, w, slots), slot),
-                Style::Step,
-            ));
+            let chart = schedule_chart(
+                &format!("Fig. 8: through the proxy over {name}"),
+                w,
+                slot,
+                [
+                    (
+                        "server to proxy (S_early')",
+                        &plan.server_schedule.cumulative_bytes,
+                        Style::Step,
+                    ),
+                    (
+                        "proxy to client",
+                        &plan.proxy_schedule.cumulative_bytes,
+                        Style::Step,
+                    ),
+                    (
+                        "played out (D delayed by w*)",
+                        &delayed_playout(playout, w, slots),
+                        Style::Step,
+                    ),
+                ],
+            );
             page.chart(&format!("fig8-{}", name.to_ascii_lowercase()), chart);
         }
     }
