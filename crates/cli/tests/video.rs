@@ -48,33 +48,42 @@ fn simulate_out(dir: &Path, text: &str) -> (Value, PathBuf) {
     (summary, out.join("media/video"))
 }
 
+/// `evaluate REFERENCE… --sent st sd --received rd EXTRA…` on the EvalVid
+/// files in `files` (`sent.264` is the stream sent).
+fn evaluate_args(files: &Path, reference: &[&str], extra: &[&str]) -> Vec<String> {
+    let file = |name: &str| s(&files.join(name)).to_owned();
+    let mut args = vec!["evaluate".to_owned()];
+    args.extend(reference.iter().map(|a| (*a).to_owned()));
+    args.extend([
+        "--sent".to_owned(),
+        file("st"),
+        file("sd"),
+        "--received".to_owned(),
+        file("rd"),
+    ]);
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    args
+}
+
 /// `evaluate --json` on the EvalVid files of a 176×144 generated run with
 /// 1000-byte packets in `files`, with `extra` options.
 fn evaluate_files(files: &Path, extra: &[&str]) -> Value {
-    let (video, st, sd, rd) = (
-        files.join("sent.264"),
-        files.join("st"),
-        files.join("sd"),
-        files.join("rd"),
+    let video = files.join("sent.264");
+    let mut more = vec!["--packet-size", "1000", "--json"];
+    more.extend_from_slice(extra);
+    let args = evaluate_args(
+        files,
+        &[
+            "--reference",
+            "generated",
+            "--size",
+            "176x144",
+            "--video",
+            s(&video),
+        ],
+        &more,
     );
-    let mut args = vec![
-        "evaluate",
-        "--reference",
-        "generated",
-        "--size",
-        "176x144",
-        "--video",
-        s(&video),
-        "--sent",
-        s(&st),
-        s(&sd),
-        "--received",
-        s(&rd),
-        "--packet-size",
-        "1000",
-        "--json",
-    ];
-    args.extend_from_slice(extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     serde_json::from_slice(&ok(&args).stdout).unwrap()
 }
 
@@ -88,23 +97,9 @@ fn assert_agree(evaluated: &Value, media: &Value, keys: &[&str]) {
 /// `evaluate` on the EvalVid files in `files` (the sent stream as the
 /// reference) with `extra` fails; its stderr.
 fn evaluate_refused(files: &Path, extra: &[&str]) -> String {
-    let (video, st, sd, rd) = (
-        files.join("sent.264"),
-        files.join("st"),
-        files.join("sd"),
-        files.join("rd"),
-    );
-    let mut args = vec![
-        "evaluate",
-        "--reference",
-        s(&video),
-        "--sent",
-        s(&st),
-        s(&sd),
-        "--received",
-        s(&rd),
-    ];
-    args.extend_from_slice(extra);
+    let video = files.join("sent.264");
+    let args = evaluate_args(files, &["--reference", s(&video)], extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let output = fairstream(&args);
     assert!(!output.status.success());
     String::from_utf8_lossy(&output.stderr).into_owned()
