@@ -7,15 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+// Only its way of running the binary is used here.
+#[allow(dead_code)]
+mod support;
 
-fn fairstream(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairstream"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use support::fairstream;
+
+use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(

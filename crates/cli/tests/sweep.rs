@@ -4,17 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test harness
 
+// Only its way of running the binary is used here.
+#[allow(dead_code)]
+mod support;
+
+use support::fairstream;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn fairstream(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fairstream"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairstream-sweep-{}-{name}", std::process::id()));

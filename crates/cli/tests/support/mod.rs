@@ -1,5 +1,6 @@
 //! Running the built `fairstream` binary as a user runs it, for the
-//! calculator tests (`equation.rs`, `emodel.rs`).
+//! calculator tests (`equation.rs`, `emodel.rs`), and its way of running the
+//! binary for `sweep.rs` and `reproduce.rs`.
 
 use std::process::{Command, Output};
 
