@@ -389,22 +389,10 @@ pub(crate) fn set(root: &mut Value, path: &str, value: Value) -> Result<()> {
                     .with_context(|| format!("the scenario has no `{segment}` in `{path}`"))?
             }
             Value::Array(items) => {
-                let index = segment.parse::<usize>().ok().or_else(|| {
-                    items.iter().position(|item| {
-                        item.get("name").and_then(Value::as_str) == Some(*segment)
-                            || item
-                                .get("between")
-                                .and_then(Value::as_array)
-                                .map(|b| {
-                                    b.iter()
-                                        .filter_map(Value::as_str)
-                                        .collect::<Vec<_>>()
-                                        .join("-")
-                                })
-                                .as_deref()
-                                == Some(*segment)
-                    })
-                });
+                let index = segment
+                    .parse::<usize>()
+                    .ok()
+                    .or_else(|| items.iter().position(|item| names(item, segment)));
                 let index = index.filter(|&i| i < items.len()).with_context(|| {
                     format!("`{segment}` in `{path}` names no element (a name, `a-b` for a link between a and b, or an index)")
                 })?;
@@ -418,6 +406,24 @@ pub(crate) fn set(root: &mut Value, path: &str, value: Value) -> Result<()> {
         };
     }
     bail!("an empty key path")
+}
+
+/// Whether an element of an array of tables (`[[link]]`, `[[flow]]`) is the
+/// one `name` names: by its `name`, or by its `between` nodes joined with
+/// `-` (`bs-client`).
+pub(crate) fn names(item: &Value, name: &str) -> bool {
+    item.get("name").and_then(Value::as_str) == Some(name)
+        || item
+            .get("between")
+            .and_then(Value::as_array)
+            .map(|b| {
+                b.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("-")
+            })
+            .as_deref()
+            == Some(name)
 }
 
 /// The scenario's `[run] seed`.

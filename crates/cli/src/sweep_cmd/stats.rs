@@ -137,19 +137,11 @@ pub(crate) fn evaluate(metric: &Metric, run: &RunData<'_>) -> Option<f64> {
 /// its rate times one less its mean loss (Bernoulli p; Gilbert-Elliott's
 /// stationary mean); `None` for a link without a rate (a trace).
 pub(crate) fn link_capacity_bps(scenario: &toml::Value, name: &str) -> Option<f64> {
-    let link = scenario.get("link")?.as_array()?.iter().find(|l| {
-        l.get("name").and_then(toml::Value::as_str) == Some(name)
-            || l.get("between")
-                .and_then(toml::Value::as_array)
-                .map(|b| {
-                    b.iter()
-                        .filter_map(toml::Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join("-")
-                })
-                .as_deref()
-                == Some(name)
-    })?;
+    let link = scenario
+        .get("link")?
+        .as_array()?
+        .iter()
+        .find(|l| super::plan::names(l, name))?;
     let rate: fairstream_proto::units::Rate = link.get("rate")?.as_str()?.parse().ok()?;
     let number = |v: &toml::Value, key: &str| {
         v.get(key)
