@@ -345,7 +345,16 @@ impl BufferSender {
         let make_up = Duration::try_from_secs_f64(make_up_s)
             .unwrap_or(Duration::ZERO)
             .min(media);
-        let duration = media - make_up;
+        // Never shorter than the base layer needs at the rate, to the
+        // nanosecond rounded up: a make-up rounded the other way would pace
+        // the base layer a hair above the rate (and the cap).
+        let base_time = if rate > 0.0 {
+            ceil_duration(base_bits / rate).min(media)
+        } else {
+            Duration::ZERO
+        };
+        let duration = (media - make_up).max(base_time);
+        let make_up = media - duration;
         let budget = (rate * duration.as_secs_f64() - base_bits).max(0.0);
         let share = if enhancement_bits > 0.0 {
             Share::new(budget / enhancement_bits)
