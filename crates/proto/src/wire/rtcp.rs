@@ -8,6 +8,8 @@
 //!   APP, feedback), kept as raw body bytes.
 //! - [`GenericNack`]: the RFC 4585 §6.2.1 Generic NACK, read from and
 //!   written as an [`RtcpRepr::Other`].
+//! - [`BufferReport`]: paper 004's receiver-buffer feedback in an APP
+//!   packet (§6.7) named `FSBF`.
 //! - [`packets`] iterates over the packets of a compound packet;
 //!   [`CompoundPacket::new_checked`] first applies the Appendix A.2 validity
 //!   checks to the whole compound; [`emit_compound`] writes one.
@@ -17,11 +19,15 @@
 //! iteration, lists to emit borrow a slice of values. Parsing allocates
 //! nothing.
 
+mod buffer_report;
 mod list;
 mod nack;
 mod report;
 mod sdes;
 
+pub use buffer_report::{
+    BufferReport, BufferReportError, BUFFER_REPORT_LEN, BUFFER_REPORT_NAME, BUFFER_REPORT_SUBTYPE,
+};
 use list::split_list;
 pub use list::{ItemIter, ItemList, WireItem};
 pub use nack::{GenericNack, FMT_GENERIC_NACK, PT_TRANSPORT_FEEDBACK};
