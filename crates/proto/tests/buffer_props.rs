@@ -152,7 +152,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// η in [0, 1], feedbacks in order, eq. 6's interval within its bounds,
-    /// the occupancy the frames held, memory bounded: whatever arrives.
+    /// the occupancy at most the frames held, memory bounded: whatever arrives.
     #[test]
     fn receiver_invariants(config in config(), ops in prop::collection::vec(receiver_op(), 1..300)) {
         let mut r = BufferReceiver::new(config).unwrap();
@@ -179,7 +179,8 @@ proptest! {
             }
             prop_assert!((0.0..=1.0).contains(&r.eta().get()));
             prop_assert!(r.held_frames() <= MAX_HELD_FRAMES);
-            prop_assert_eq!(r.occupancy(), config.frame_interval * r.held_frames() as u32);
+            // Decodable frames only count in time.
+            prop_assert!(r.occupancy() <= config.frame_interval * r.held_frames() as u32);
             let interval = r.feedback_interval();
             prop_assert!(interval >= config.min_feedback_interval && interval <= t_fb);
             if let Some(average) = r.average_occupancy_bits() {

@@ -4,6 +4,14 @@
 //! bits (paper 004 §2: "buffer occupancy is measured both in terms of media
 //! temporal length and media size in bits").
 //!
+//! Only a *decodable* frame counts in the occupancy in time: one whose base
+//! layer has arrived whole (when the driver gave its size; without it,
+//! every frame held). A frame missing part of its base layer cannot be
+//! shown (§2.2: "any data dropped from this layer would result in a highly
+//! distorted picture"), so the packet losses that cost frames lower the
+//! temporal occupancy, as eq. 1's T_loss asks; the bits held count every
+//! bit.
+//!
 //! Playback runs on the receiver's clock: when it (re)starts at `anchor`
 //! with frame `anchor_index`, frame k is due at
 //! `anchor + (k − anchor_index) · frame_interval`. Time advances in steps
@@ -34,10 +42,33 @@ pub enum FrameArrival {
 /// What one step of playback did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
-    /// A frame held of this many bits was due and left the buffer.
+    /// A decodable frame held of this many bits was due and left the
+    /// buffer.
     Played(u128),
-    /// A frame was due and the buffer was empty.
+    /// A frame held without its whole base layer was due: it left the
+    /// buffer unplayed, and decodable frames are still held.
+    Skipped,
+    /// A frame was due and no decodable frame was held: playback waits for
+    /// T_s again.
     Underrun,
+}
+
+/// What the buffer holds of one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Held {
+    /// Every bit of the frame that arrived.
+    bits: u128,
+    /// The bits of its base layer that arrived.
+    base_bits: u128,
+    /// Its whole base layer, when the driver said.
+    base_needed: Option<u128>,
+}
+
+impl Held {
+    fn decodable(&self) -> bool {
+        self.base_needed
+            .is_none_or(|needed| self.base_bits >= needed)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,9 +84,13 @@ enum State {
 pub(super) struct Playout {
     frame_interval: Duration,
     preroll_frames: u64,
-    /// Frame index → bits received, for the frames held.
-    held: BTreeMap<u64, u128>,
+    /// Frame index → what arrived of it, for the frames held.
+    held: BTreeMap<u64, Held>,
     held_bits: u128,
+    /// How many of the frames held are decodable.
+    decodable: u64,
+    /// Frames that were due without their whole base layer.
+    undecodable: u64,
     state: State,
     /// Every frame below this was played, skipped or given up.
     cursor: u64,
@@ -64,14 +99,17 @@ pub(super) struct Playout {
 }
 
 impl Playout {
-    /// An empty buffer that starts playback once `preroll_frames` frames
-    /// are held.
+    /// An empty buffer that starts playback once the frames held span
+    /// `preroll_frames` frames (missing ones included) with at least one
+    /// decodable.
     pub(super) fn new(frame_interval: Duration, preroll_frames: u64) -> Playout {
         Playout {
             frame_interval,
             preroll_frames: preroll_frames.max(1),
             held: BTreeMap::new(),
             held_bits: 0,
+            decodable: 0,
+            undecodable: 0,
             state: State::Prerolling,
             cursor: 0,
             started: false,
@@ -94,14 +132,19 @@ impl Playout {
         self.underruns
     }
 
-    /// Frames held.
+    /// Frames held, decodable or not.
     pub(super) fn held_frames(&self) -> usize {
         self.held.len()
     }
 
-    /// The occupancy in time: frames held × the frame interval.
+    /// Frames that were due without their whole base layer.
+    pub(super) fn undecodable_frames(&self) -> u64 {
+        self.undecodable
+    }
+
+    /// The occupancy in time: decodable frames held × the frame interval.
     pub(super) fn occupancy(&self) -> Duration {
-        frames_duration(self.frame_interval, self.held.len() as u64)
+        frames_duration(self.frame_interval, self.decodable)
     }
 
     /// The occupancy in bits.
@@ -136,16 +179,19 @@ impl Playout {
         self.due(index)
     }
 
-    /// When the frames held would fall to `frames` if nothing more arrived:
-    /// the due time of the frame whose playing leaves that many. `None`
-    /// when not playing or already at or below.
+    /// When the decodable frames held would fall to `frames` if nothing
+    /// more arrived: the due time of the frame whose playing leaves that
+    /// many. `None` when not playing or already at or below.
     pub(super) fn falls_to(&self, frames: u64) -> Option<Instant> {
-        let held = self.held.len() as u64;
-        if held <= frames {
+        if self.decodable <= frames {
             return None;
         }
-        let position = usize::try_from(held - frames - 1).ok()?;
-        let (&index, _) = self.held.iter().nth(position)?;
+        let position = usize::try_from(self.decodable - frames - 1).ok()?;
+        let (&index, _) = self
+            .held
+            .iter()
+            .filter(|(_, held)| held.decodable())
+            .nth(position)?;
         self.due(index)
     }
 
@@ -155,25 +201,46 @@ impl Playout {
             return None;
         }
         match self.held.pop_first() {
-            Some((index, bits)) => {
+            Some((index, held)) => {
                 // Saturating: the sum saturates before its parts can.
-                self.held_bits = self.held_bits.saturating_sub(bits);
+                self.held_bits = self.held_bits.saturating_sub(held.bits);
                 self.cursor = index.saturating_add(1);
-                Some(Step::Played(bits))
+                if held.decodable() {
+                    self.decodable = self.decodable.saturating_sub(1);
+                    Some(Step::Played(held.bits))
+                } else {
+                    self.undecodable = self.undecodable.saturating_add(1);
+                    if self.decodable == 0 {
+                        Some(self.underrun())
+                    } else {
+                        Some(Step::Skipped)
+                    }
+                }
             }
-            None => {
-                // Nothing held when frame `cursor` is due: wait for T_s again.
-                self.underruns = self.underruns.saturating_add(1);
-                self.state = State::Prerolling;
-                Some(Step::Underrun)
-            }
+            // Nothing held when frame `cursor` is due.
+            None => Some(self.underrun()),
         }
     }
 
+    /// No decodable frame held when one is due: wait for T_s again.
+    fn underrun(&mut self) -> Step {
+        self.underruns = self.underruns.saturating_add(1);
+        self.state = State::Prerolling;
+        Step::Underrun
+    }
+
     /// `bits` of frame `index` arrived at `now` (after every step due by
-    /// `now` was taken). Returns what became of it and whether it was the
-    /// frame's first part.
-    pub(super) fn insert(&mut self, now: Instant, index: u64, bits: u128) -> (FrameArrival, bool) {
+    /// `now` was taken), `base_bits` of them its base layer's;
+    /// `base_needed` is its whole base layer, when known (taken from the
+    /// frame's first part). Returns what became of it and whether it was
+    /// the frame's first part.
+    pub(super) fn insert(
+        &mut self,
+        now: Instant,
+        index: u64,
+        (bits, base_bits): (u128, u128),
+        base_needed: Option<u128>,
+    ) -> (FrameArrival, bool) {
         let late = index < self.cursor || self.due(index).is_some_and(|due| due <= now);
         if late {
             return (FrameArrival::Late, false);
@@ -185,10 +252,18 @@ impl Playout {
         if first && self.held.len() >= MAX_HELD_FRAMES {
             return (FrameArrival::OutOfRange, false);
         }
-        let entry = self.held.entry(index).or_insert(0);
-        *entry = entry.saturating_add(bits);
+        let entry = self.held.entry(index).or_insert(Held {
+            base_needed,
+            ..Held::default()
+        });
+        let was_decodable = !first && entry.decodable();
+        entry.bits = entry.bits.saturating_add(bits);
+        entry.base_bits = entry.base_bits.saturating_add(base_bits);
+        if entry.decodable() && !was_decodable {
+            self.decodable = self.decodable.saturating_add(1);
+        }
         self.held_bits = self.held_bits.saturating_add(bits);
-        if !self.playing() && self.held.len() as u64 >= self.preroll_frames {
+        if !self.playing() && self.decodable > 0 && self.span_frames() >= self.preroll_frames {
             // Paper 004 §2: "the client determines the temporal length of
             // media to be pre-buffered before play starts".
             let first_held = self.held.keys().next().copied().unwrap_or(index);
@@ -200,6 +275,15 @@ impl Playout {
             self.started = true;
         }
         (FrameArrival::Buffered, first)
+    }
+
+    /// The frames from the first held to the newest, missing ones
+    /// included: the media time buffered.
+    fn span_frames(&self) -> u64 {
+        match (self.held.first_key_value(), self.held.last_key_value()) {
+            (Some((&first, _)), Some((&newest, _))) => newest - first + 1,
+            _ => 0,
+        }
     }
 
     /// When frame `index` is due; `None` while pre-rolling.

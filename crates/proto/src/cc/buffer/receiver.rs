@@ -166,12 +166,19 @@ impl BufferReceiver {
         self.playout.playing()
     }
 
-    /// Underruns: times a frame was due and the buffer was empty.
+    /// Underruns: times a frame was due and the buffer held no decodable
+    /// frame.
     pub fn underruns(&self) -> u64 {
         self.playout.underruns()
     }
 
-    /// Frames held now (at most [`MAX_HELD_FRAMES`](super::MAX_HELD_FRAMES)).
+    /// Frames that were due without their whole base layer (not shown).
+    pub fn undecodable_frames(&self) -> u64 {
+        self.playout.undecodable_frames()
+    }
+
+    /// Frames held now, decodable or not (at most
+    /// [`MAX_HELD_FRAMES`](super::MAX_HELD_FRAMES)).
     pub fn held_frames(&self) -> usize {
         self.playout.held_frames()
     }
@@ -231,7 +238,11 @@ impl BufferReceiver {
         self.bits_since_feedback = self.bits_since_feedback.saturating_add(bits);
         self.rate_since.get_or_insert(now);
         let was_started = self.playout.started();
-        let (arrival, first_part) = self.playout.insert(now, frame.index, bits);
+        let base_bits = u128::from(frame.received.base_bits);
+        let base_needed = frame.full.map(|full| u128::from(full.base_bits));
+        let (arrival, first_part) =
+            self.playout
+                .insert(now, frame.index, (bits, base_bits), base_needed);
         match arrival {
             FrameArrival::Buffered => {
                 if let (true, Some(full)) = (first_part, frame.full) {

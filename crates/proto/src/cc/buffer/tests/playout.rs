@@ -161,3 +161,72 @@ fn the_buffer_holds_at_most_max_held_frames() {
     assert_eq!(refused, 9);
     assert_eq!(r.refused_frames(), 9);
 }
+
+#[test]
+fn a_frame_without_its_whole_base_layer_is_held_but_not_counted_and_never_shown() {
+    // 50 whole frames start playback; frames 50..60 arrive with only half
+    // of their 1000-bit base layer (the rest lost), frame 60 whole.
+    let mut r = receiver();
+    deliver(&mut r, at(0), 0..50, 1000, 500);
+    r.poll_feedback(at(0)).unwrap();
+    let half = |index| ReceivedFrame {
+        index,
+        received: FrameSizes {
+            base_bits: 500,
+            enhancement_bits: 500,
+        },
+        full: Some(FrameSizes {
+            base_bits: 1000,
+            enhancement_bits: 500,
+        }),
+    };
+    for index in 50..60 {
+        assert_eq!(r.on_frame(at(10), &half(index)), FrameArrival::Buffered);
+    }
+    deliver(&mut r, at(10), 60..61, 1000, 500);
+    // Frame 0 was due at 0 and played: 50 decodable frames held (1..50
+    // and 60); every bit held counts in bits.
+    assert_eq!(r.held_frames(), 60);
+    assert_eq!(r.occupancy(), ms(50 * 40));
+    assert_eq!(r.occupancy_bits(), 50 * 1500 + 10 * 1000);
+    // The base layer's second half completes frame 50: it counts now.
+    let rest = ReceivedFrame {
+        index: 50,
+        received: FrameSizes {
+            base_bits: 500,
+            enhancement_bits: 0,
+        },
+        full: None,
+    };
+    r.on_frame(at(20), &rest);
+    assert_eq!(r.occupancy(), ms(51 * 40));
+    // Frame k is due at 40·k ms: 1..=50 play by 2000 ms, 51..=59 are
+    // skipped by 2360 ms with frame 60 still held: no underrun.
+    r.poll_feedback(at(2390));
+    assert_eq!(r.undecodable_frames(), 9);
+    assert_eq!((r.underruns(), r.occupancy()), (0, ms(40)));
+    assert!(r.is_playing());
+    // Frame 61 only in part: when it is due at 2440 ms with no decodable
+    // frame left, playback stops for the pre-roll.
+    assert_eq!(r.on_frame(at(2395), &half(61)), FrameArrival::Buffered);
+    r.poll_feedback(at(2480));
+    assert_eq!(r.underruns(), 1);
+    assert!(!r.is_playing());
+}
+
+#[test]
+fn without_full_sizes_every_frame_held_counts() {
+    let mut r = receiver();
+    let part = |index| ReceivedFrame {
+        index,
+        received: FrameSizes {
+            base_bits: 10,
+            enhancement_bits: 0,
+        },
+        full: None,
+    };
+    for index in 0..10 {
+        r.on_frame(at(0), &part(index));
+    }
+    assert_eq!(r.occupancy(), ms(400));
+}
