@@ -10,6 +10,8 @@
 //! "link.bs-client.loss.loss_bad" = [0.05, 0.2]
 //! "flow.voip.transport.packet_size" = [80, 160, 320]
 //! # a range: "link.1.delay" = { from = 5, to = 25, step = 10, unit = "ms" }
+//! # linked: "flow.a.transport.rate, flow.b.transport.rate" = ["1mbit", "2mbit"]
+//! #   (every path of a comma-separated key takes the same value)
 //!
 //! [baseline]                             # each point's baseline run (for harm)
 //! "flow.voip.transport" = { cc = "tcp-newreno" }
@@ -371,6 +373,20 @@ fn metric(name: &str, spec: &Value) -> Result<Metric> {
 /// Sets the key at `path` (dots between segments) to `value`; the key must
 /// exist (a typo is an error, not a new key the scenario parser ignores).
 pub(crate) fn set(root: &mut Value, path: &str, value: Value) -> Result<()> {
+    // Linked parameters: every path of a comma-separated key takes the
+    // value.
+    let mut paths = path.split(',').map(str::trim).peekable();
+    while let Some(one) = paths.next() {
+        if paths.peek().is_none() {
+            return set_one(root, one, value);
+        }
+        set_one(root, one, value.clone())?;
+    }
+    bail!("an empty key path")
+}
+
+/// [`set`] for one path.
+fn set_one(root: &mut Value, path: &str, value: Value) -> Result<()> {
     let segments: Vec<&str> = path.split('.').collect();
     let mut here = root;
     for (i, segment) in segments.iter().enumerate() {
@@ -439,4 +455,45 @@ fn set_seed(root: &mut Value, seed: u64) -> Result<()> {
         Value::Integer(i64::try_from(seed).context("a seed above 2^63")?),
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comma_separated_key_sets_every_path_it_names() {
+        let mut scenario: Value = toml::from_str(
+            r#"
+[[flow]]
+name = "a"
+transport = { cc = "tfrc" }
+[[flow]]
+name = "b"
+transport = { cc = "tfrc" }
+"#,
+        )
+        .unwrap();
+        let buffer: Value = toml::from_str("cc = \"buffer\"").unwrap();
+        set(
+            &mut scenario,
+            "flow.a.transport, flow.b.transport",
+            buffer.clone(),
+        )
+        .unwrap();
+        for name in ["a", "b"] {
+            let flow = scenario["flow"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| names(f, name))
+                .unwrap();
+            assert_eq!(flow["transport"], buffer);
+        }
+        // A misspelt path among them is named.
+        let error = set(&mut scenario, "flow.a.transport,flow.c.transport", buffer)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`c`"), "{error}");
+    }
 }

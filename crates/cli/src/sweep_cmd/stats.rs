@@ -45,7 +45,9 @@ pub(crate) fn mean_ci(values: &[f64]) -> (f64, f64) {
 /// The numbers a pattern matches: a JSON pointer whose `*` segments stand
 /// for every element of an array (or every value of an object), and whose
 /// `[key=value]` segments for the elements of an array whose `key` is
-/// `value` (`/flows/[cc=tcp-newreno]/goodput_bps`).
+/// `value` (`/flows/[cc=tcp-newreno]/goodput_bps`), and `[key^=prefix]`
+/// for those whose `key` is a string starting with `prefix`
+/// (`/flows/[name^=tcp]/goodput_bps`).
 fn matches(summary: &Value, pattern: &str) -> Vec<f64> {
     let mut here = vec![summary];
     for segment in pattern.split('/').skip(1) {
@@ -57,6 +59,14 @@ fn matches(summary: &Value, pattern: &str) -> Vec<f64> {
         let mut next = Vec::new();
         for value in here {
             match (segment.as_str(), value, filter) {
+                (_, Value::Array(items), Some((key, prefix))) if key.ends_with('^') => {
+                    let key = key.trim_end_matches('^');
+                    next.extend(items.iter().filter(|item| {
+                        item.get(key)
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| s.starts_with(prefix))
+                    }));
+                }
                 (_, Value::Array(items), Some((key, wanted))) => {
                     next.extend(items.iter().filter(|item| {
                         item.get(key).is_some_and(|v| match v {
@@ -296,5 +306,22 @@ loss = { kind = "gilbert-elliott", p_good_good = 0.99, p_bad_bad = 0.9, loss_goo
             ..run
         };
         assert_eq!(evaluate(&Metric::Harm(tcp.into()), &no_baseline), None);
+    }
+
+    #[test]
+    fn a_prefix_filter_picks_the_names_that_start_with_it() {
+        let summary: Value = serde_json::json!({"flows": [
+            {"name": "video1", "goodput_bps": 1.0},
+            {"name": "tcp1", "goodput_bps": 2.0},
+            {"name": "tcp2", "goodput_bps": 4.0},
+            {"name": "xtcp", "goodput_bps": 8.0},
+            {"goodput_bps": 16.0},
+        ]});
+        assert_eq!(
+            matches(&summary, "/flows/[name^=tcp]/goodput_bps"),
+            [2.0, 4.0]
+        );
+        assert_eq!(matches(&summary, "/flows/[name^=]/goodput_bps").len(), 4);
+        assert!(matches(&summary, "/flows/[name^=zz]/goodput_bps").is_empty());
     }
 }
