@@ -33,6 +33,7 @@ mod bursts;
 mod capture;
 mod dccp;
 mod flow;
+mod layered;
 mod media;
 mod series;
 mod session;
@@ -58,7 +59,8 @@ pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
 pub use summary::{
-    ArqOutcome, ConnectionsShare, FlowSummary, LinkSummary, MediaOutcome, PacketAccounting, Summary,
+    ArqOutcome, BufferOutcome, ConnectionsShare, FlowSummary, LinkSummary, MediaOutcome,
+    PacketAccounting, RateStats, Summary,
 };
 
 /// What a media flow leaves for `--out`.

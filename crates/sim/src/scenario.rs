@@ -82,6 +82,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fairstream_proto::cc::buffer::{BufferConfig, BufferMode};
 use fairstream_proto::units::{Bytes, Rate};
 
 pub use error::{Location, ScenarioError};
@@ -266,6 +267,10 @@ pub struct Flow {
     /// Several DCCP connections for the flow (`conns`, `controller`,
     /// `policy`, `start_offset` in the transport); `None`: one connection.
     pub multi: Option<MultiConnection>,
+    /// A `cc = "buffer"` flow: paper 004's controller as configured
+    /// (`preroll`, `congestion_threshold`, `loss_threshold` in the
+    /// transport; the frame interval from the media's `fps`).
+    pub buffer: Option<BufferConfig>,
 }
 
 /// A multi-connection DCCP flow (papers 001 and 000).
@@ -373,6 +378,21 @@ pub enum MediaSourceConfig {
     /// `source = "trace.st"`: an EvalVid sender trace, sizes without
     /// payload.
     EvalVidTrace(PathBuf),
+    /// `source = "fgs"`: a synthetic MPEG-4 FGS trace
+    /// (`fairstream_media::layered::fgs_trace`, paper 004's videos were
+    /// "FGS MPEG-4 video traces encoded at CBR 250 kbits/sec"), its seed
+    /// drawn from the run's. A `cc = "buffer"` flow thins its enhancement
+    /// layer; a DCCP media flow sends its frames whole.
+    Fgs {
+        /// `base_rate`: the base layer's mean rate (default 100 kbit/s).
+        base_rate: Rate,
+        /// `rate`: base and enhancement together (default 250 kbit/s).
+        total_rate: Rate,
+        /// `gop`: frames from one I frame to the next (default 15).
+        gop: u32,
+    },
+    /// `source = "video.lt"`: a layered trace (`docs/scenarios.md`).
+    LayeredTrace(PathBuf),
 }
 
 /// When a media sender may send a frame.
@@ -453,6 +473,18 @@ pub enum Transport {
         /// answers with CWR; default `false`.
         ecn: bool,
     },
+    /// Paper 004's receiver-buffer control of layered video (`cc =
+    /// "buffer"`), carried by DCCP: the `media` table must give a layered
+    /// source (`"fgs"` or a `.lt` trace). The controller's configuration,
+    /// its frame interval from the media's `fps`, is [`Flow::buffer`].
+    Buffer {
+        /// Payload bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
+        packet_size: Bytes,
+        /// `mode`: `"paper"` (the scheme alone, over DCCP with a CCID that
+        /// never limits it) or `"tfrc-capped"` (over CCID 3, never above
+        /// TFRC's allowed rate); default `"paper"`.
+        mode: BufferMode,
+    },
     /// Constant bit rate over UDP.
     Cbr {
         /// Sending rate (payload), never zero.
@@ -482,6 +514,7 @@ impl Transport {
             Transport::Tfrc { packet_size, .. }
             | Transport::TfrcSp { packet_size, .. }
             | Transport::Ccid2 { packet_size, .. }
+            | Transport::Buffer { packet_size, .. }
             | Transport::Cbr { packet_size, .. }
             | Transport::OnOff { packet_size, .. } => Some(packet_size),
             Transport::TcpNewReno { mss, .. } => Some(mss),
@@ -495,6 +528,7 @@ impl Transport {
             Transport::TfrcSp { .. } => "tfrc-sp",
             Transport::Ccid2 { .. } => "ccid2",
             Transport::TcpNewReno { .. } => "tcp-newreno",
+            Transport::Buffer { .. } => "buffer",
             Transport::Cbr { .. } => "cbr",
             Transport::OnOff { .. } => "onoff",
         }

@@ -19,7 +19,9 @@ use fairstream_proto::conn::{
 };
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
+use fairstream_proto::units::Rate;
 
+use super::layered::LayeredApp;
 use super::media::MediaApp;
 use crate::network::Body;
 use crate::rng::SimRng;
@@ -70,6 +72,8 @@ pub(super) struct DccpEnds {
     source: Source,
     /// The video, when the flow carries one instead of `source`.
     pub(super) media: Option<MediaApp>,
+    /// The layered video of a `cc = "buffer"` flow, instead of `source`.
+    pub(super) layered: Option<LayeredApp>,
     payload: Vec<u8>,
     /// Initial sequence numbers (RFC 4340 §7.2 asks for random ones).
     rng: SimRng,
@@ -121,6 +125,9 @@ impl DccpEnds {
         // RFC 5348 §4.1: s is the packet size the sender uses; the
         // application's datagram size here.
         config.tfrc.segment_size = packet_size.max(1);
+        // CCID 249 carries a `cc = "buffer"` flow in `paper` mode, whose
+        // application paces every packet itself: no pacing below it.
+        config.fixed_rate.rate = Rate::INFINITY;
         let mut server_config = config.clone();
         server_config.checksum = config.checksum.reversed();
         let client_port = CLIENT_PORT_BASE + (flow_index % 20_000) as u16;
@@ -143,6 +150,7 @@ impl DccpEnds {
             closing: false,
             source,
             media: None,
+            layered: None,
             payload: vec![0; packet_size],
             rng,
             buf: Vec::with_capacity(packet_size + DATA_PACKET_OVERHEAD),
@@ -179,6 +187,7 @@ impl DccpEnds {
                 self.closing = true;
             }
         }
+        self.read_reports(now);
         loop {
             if active {
                 self.feed(now);
@@ -187,11 +196,25 @@ impl DccpEnds {
                 break;
             }
         }
+        self.read_application_data(now);
         while let Some((_, transmit)) = self.server.poll_transmit(now, &mut self.buf) {
             out.push((false, self.body(transmit.ecn)));
         }
         self.drain_events();
-        self.read_application_data(now);
+    }
+
+    /// A layered flow: the receiver's reports that reached the sender's
+    /// application.
+    fn read_reports(&mut self, now: Instant) {
+        let Some(layered) = &mut self.layered else {
+            return;
+        };
+        let Some(conn) = self.client_id.and_then(|id| self.client.connection_mut(id)) else {
+            return;
+        };
+        while let Some(data) = conn.recv() {
+            layered.on_sender_data(now, &data);
+        }
     }
 
     /// Offers the application's messages to the client's send queue, up to
@@ -200,6 +223,10 @@ impl DccpEnds {
         let Some(conn) = self.client_id.and_then(|id| self.client.connection_mut(id)) else {
             return;
         };
+        if let Some(layered) = &mut self.layered {
+            layered.feed(now, conn, FEED_DEPTH);
+            return;
+        }
         if let Some(media) = &mut self.media {
             // The sender's estimate of the one-way delay, for live deadlines.
             let one_way = conn.stats().rtt.map_or(Duration::ZERO, |rtt| rtt / 2);
@@ -319,6 +346,17 @@ impl DccpEnds {
                     if let Some(media) = &mut self.media {
                         media.on_received(now, &data);
                     }
+                    if let Some(layered) = &mut self.layered {
+                        layered.on_receiver_data(now, &data);
+                    }
+                }
+                // The receiver's reports go back on the same connection.
+                if let Some(layered) = &mut self.layered {
+                    if let Some(report) = layered.poll_feedback(now) {
+                        if conn.send(now, &report).is_err() {
+                            layered.stats.app_drops += 1;
+                        }
+                    }
                 }
             }
         }
@@ -326,7 +364,9 @@ impl DccpEnds {
 
     /// When the endpoints or the application next need the driver.
     pub(super) fn next_wake(&self, active: bool, now: Instant) -> Option<Instant> {
-        let source = if !active || self.client_id.is_none() {
+        let source = if let Some(layered) = &self.layered {
+            layered.next_wake(active && self.client_id.is_some(), now)
+        } else if !active || self.client_id.is_none() {
             None
         } else if let Some(media) = &self.media {
             media.next_release(now)

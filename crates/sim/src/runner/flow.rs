@@ -12,6 +12,7 @@ use fairstream_proto::units::{Bytes, Rate};
 
 use super::bursts::LossRuns;
 use super::dccp::{node_address, DccpEnds};
+use super::layered::LayeredApp;
 use super::series::FlowSample;
 use super::session::SessionEnds;
 use super::SimError;
@@ -20,6 +21,7 @@ use crate::rng::SimRng;
 use crate::scenario::{Controller, Flow, Hop, MultiConnection, Transport};
 use crate::source::{Source, SourceConfig};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use fairstream_proto::cc::buffer::BufferMode;
 
 /// The width of the throughput bins behind `rate_cov`.
 pub(super) const BIN: Duration = Duration::from_secs(1);
@@ -185,6 +187,14 @@ impl FlowState {
                 packet_size,
                 app_rate,
             } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
+            Transport::Buffer { packet_size, mode } => {
+                let ccid = match mode {
+                    // The scheme alone sets the rate: a CCID without pacing.
+                    BufferMode::Paper => Ccid::FixedRateExperimental,
+                    BufferMode::TfrcCapped => Ccid::Tfrc,
+                };
+                dccp(flow, index, seed, start, ccid, packet_size, None)
+            }
         };
         let mut endpoints = endpoints;
         // A media flow with retransmission needs a session, which one plain
@@ -250,13 +260,35 @@ impl FlowState {
             })?;
             endpoints = Endpoints::Session(Box::new(session));
         }
-        if let (Some(config), Some(packet_size)) = (&flow.media, flow.transport.packet_size()) {
-            let media_error = |source| SimError::Media {
-                flow: flow.name.clone(),
-                source,
-            };
-            let active = stop.saturating_duration_since(start);
-            let stream = super::media::build_stream(config, active).map_err(media_error)?;
+        let media_error = |source| SimError::Media {
+            flow: flow.name.clone(),
+            source,
+        };
+        let active = stop.saturating_duration_since(start);
+        let media_seed = SimRng::for_element(seed, &format!("flow:{index}:media")).next_u64();
+        if let (Some(buffer), Some(media), Endpoints::Dccp(dccp), Some(packet_size)) = (
+            flow.buffer,
+            &flow.media,
+            &mut endpoints,
+            flow.transport.packet_size(),
+        ) {
+            let frames = super::media::layered_frames(media, active, media_seed)
+                .transpose()
+                .map_err(media_error)?
+                .unwrap_or_default();
+            let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
+            dccp.layered =
+                Some(
+                    LayeredApp::new(buffer, &frames, size).map_err(|e| SimError::Session {
+                        flow: flow.name.clone(),
+                        reason: e.to_string(),
+                    })?,
+                );
+        } else if let (Some(config), Some(packet_size)) =
+            (&flow.media, flow.transport.packet_size())
+        {
+            let stream =
+                super::media::build_stream(config, active, media_seed).map_err(media_error)?;
             let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
             match &mut endpoints {
                 Endpoints::Dccp(dccp) => {
@@ -522,6 +554,10 @@ impl FlowState {
             connections,
             packets_sent: sent,
             packets_lost: lost,
+            buffer_s: self
+                .layered()
+                .map(|app| app.receiver().occupancy().as_secs_f64()),
+            enhancement_share: self.layered().map(LayeredApp::schedule_share),
         }
     }
 
@@ -566,6 +602,14 @@ impl FlowState {
     ) -> Option<Result<fairstream_media::stream::MediaReport, fairstream_media::stream::StreamError>>
     {
         self.media().map(super::media::MediaApp::report)
+    }
+
+    /// A `cc = "buffer"` flow's application ends.
+    pub(super) fn layered(&self) -> Option<&LayeredApp> {
+        match &self.endpoints {
+            Endpoints::Dccp(dccp) => dccp.layered.as_ref(),
+            _ => None,
+        }
     }
 
     /// A media flow's application ends.

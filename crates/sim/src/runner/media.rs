@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fairstream_media::codec::EncoderSettings;
-use fairstream_media::evalvid::read_sender_trace;
+use fairstream_media::evalvid::{read_sender_trace, TraceFrame};
 use fairstream_media::h264::FrameType;
+use fairstream_media::layered::{fgs_trace, read_layered_trace, FgsTraceConfig, LayeredFrame};
 use fairstream_media::playout::{live_frame_is_late, Playback, Player, StartupDelay};
 use fairstream_media::stream::{
     evaluate_with_fec, evalvid_files, parity_dump, parity_packets, FecParams, MediaPacket,
@@ -42,6 +43,12 @@ pub enum MediaSetupError {
     /// The stream could not be built.
     #[error(transparent)]
     Stream(#[from] StreamError),
+    /// The synthetic FGS trace could not be made.
+    #[error(transparent)]
+    Fgs(#[from] fairstream_media::layered::FgsTraceError),
+    /// The layered trace could not be read.
+    #[error(transparent)]
+    Layered(#[from] fairstream_media::layered::LayeredTraceError),
     /// More frames asked for than the file has.
     #[error("{path} has {available} frames; {asked} were asked for")]
     TooFewFrames {
@@ -54,13 +61,77 @@ pub enum MediaSetupError {
     },
 }
 
+/// The frames of a layered source (`"fgs"` or a `.lt` trace); `None` for
+/// other sources. `active` is the flow's active time (the default length of
+/// a synthetic trace), `seed` the seed of a synthetic trace's sizes.
+pub(super) fn layered_frames(
+    config: &MediaConfig,
+    active: Duration,
+    seed: u64,
+) -> Option<Result<Vec<LayeredFrame>, MediaSetupError>> {
+    let default_frames = (active.as_secs_f64() * config.fps).ceil().max(1.0) as u64;
+    match &config.source {
+        MediaSourceConfig::Fgs {
+            base_rate,
+            total_rate,
+            gop,
+        } => {
+            let frames = config.frames.unwrap_or(default_frames);
+            let trace = FgsTraceConfig {
+                fps: config.fps,
+                frames: usize::try_from(frames).unwrap_or(usize::MAX),
+                base_rate: *base_rate,
+                total_rate: *total_rate,
+                gop: usize::try_from(*gop).unwrap_or(usize::MAX),
+                seed,
+                ..FgsTraceConfig::default()
+            };
+            Some(fgs_trace(&trace).map_err(MediaSetupError::from))
+        }
+        MediaSourceConfig::LayeredTrace(path) => Some(
+            read_layered_trace(path)
+                .map_err(MediaSetupError::from)
+                .and_then(|frames| {
+                    let written = path.display().to_string();
+                    match config.frames {
+                        Some(asked) if asked as usize > frames.len() => {
+                            Err(MediaSetupError::TooFewFrames {
+                                path: written,
+                                available: frames.len(),
+                                asked,
+                            })
+                        }
+                        Some(asked) => Ok(frames.into_iter().take(asked as usize).collect()),
+                        None => Ok(frames),
+                    }
+                }),
+        ),
+        _ => None,
+    }
+}
+
 /// Builds the stream a flow sends. `active` is the flow's active time (the
-/// default length of generated content).
+/// default length of generated content); `seed` draws a synthetic layered
+/// trace, whose frames a DCCP media flow sends whole.
 pub(super) fn build_stream(
     config: &MediaConfig,
     active: Duration,
+    seed: u64,
 ) -> Result<MediaStream, MediaSetupError> {
     let default_frames = (active.as_secs_f64() * config.fps).ceil().max(1.0) as u64;
+    if let Some(frames) = layered_frames(config, active, seed) {
+        let trace: Vec<TraceFrame> = frames?
+            .iter()
+            .map(|frame| TraceFrame {
+                number: frame.number(),
+                frame_type: frame.frame_type(),
+                size_bytes: frame.total_bytes(),
+                packets: 1,
+                send_time_s: frame.time().as_secs_f64(),
+            })
+            .collect();
+        return Ok(MediaStream::from_trace(&trace, config.fps)?);
+    }
     match &config.source {
         MediaSourceConfig::Generated {
             width,
@@ -95,6 +166,10 @@ pub(super) fn build_stream(
             let trace = read_sender_trace(path)?;
             let stream = MediaStream::from_trace(&trace, config.fps)?;
             truncated(stream, config.frames, &path.display().to_string())
+        }
+        // Taken above.
+        MediaSourceConfig::Fgs { .. } | MediaSourceConfig::LayeredTrace(_) => {
+            Ok(MediaStream::from_trace(&[], config.fps)?)
         }
     }
 }

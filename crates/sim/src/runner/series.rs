@@ -36,6 +36,12 @@ pub struct FlowSample {
     /// Data packets of the flow lost in the interval, by a queue or on a
     /// channel.
     pub packets_lost: u64,
+    /// A `cc = "buffer"` flow: the media the receiver's playout buffer held
+    /// at `time_s`, seconds (paper 004's temporal occupancy).
+    pub buffer_s: Option<f64>,
+    /// A `cc = "buffer"` flow: the share of the enhancement layer the
+    /// sender schedules at `time_s`, δ + η(1 − δ) (paper 004 eq. 5).
+    pub enhancement_share: Option<f64>,
 }
 
 /// One row of a link direction's series.
@@ -96,12 +102,12 @@ impl FlowSeries {
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(
             out,
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share"
         )?;
         for row in &self.rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{}",
                 row.time_s,
                 row.throughput_bps,
                 field(row.allowed_rate_bps),
@@ -109,7 +115,9 @@ impl FlowSeries {
                 field(row.loss_event_rate),
                 field(row.connections),
                 row.packets_sent,
-                row.packets_lost
+                row.packets_lost,
+                field(row.buffer_s),
+                field(row.enhancement_share)
             )?;
         }
         Ok(())
@@ -166,13 +174,15 @@ mod tests {
                 connections: None,
                 packets_sent: 12,
                 packets_lost: 1,
+                buffer_s: Some(1.5),
+                enhancement_share: None,
             }],
         };
         let mut out = Vec::new();
         series.write_csv(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost\n0.1,1500000,,0.05,,,12,1\n"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share\n0.1,1500000,,0.05,,,12,1,1.5,\n"
         );
     }
 }

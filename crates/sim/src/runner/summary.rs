@@ -107,6 +107,10 @@ pub struct FlowSummary {
     /// the first 10 % of the run and within the flow's active time; `null`
     /// with fewer than two bins or no data.
     pub rate_cov: Option<f64>,
+    /// The received rate in the same 1 s bins as `rate_cov`: mean,
+    /// standard deviation, least and most (paper 004's Tables 1 and 2);
+    /// `null` with fewer than two bins.
+    pub rate_1s: Option<RateStats>,
     /// A multi-connection flow: the mean number of open connections (over
     /// the controller's RTT samples). Absent for single-connection flows.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,6 +139,58 @@ pub struct FlowSummary {
     /// MOS, start-up delay, stalls, delay. Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media: Option<MediaOutcome>,
+    /// A `cc = "buffer"` flow: what paper 004's controller did. Absent for
+    /// other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferOutcome>,
+}
+
+/// A flow's received rate over 1 s bins, bits/s.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RateStats {
+    /// The bins counted.
+    pub bins: usize,
+    /// Their mean.
+    pub mean_bps: f64,
+    /// Their standard deviation (population, over the bins).
+    pub sd_bps: f64,
+    /// The least bin.
+    pub min_bps: f64,
+    /// The most.
+    pub max_bps: f64,
+}
+
+/// What a `cc = "buffer"` flow's controller did (paper 004).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BufferOutcome {
+    /// `paper` or `tfrc-capped`.
+    pub mode: String,
+    /// Smoothing windows planned.
+    pub windows: u64,
+    /// Windows that carried the base layer alone.
+    pub base_only_windows: u64,
+    /// Windows the TCP-friendly cap lowered (`tfrc-capped`).
+    pub capped_windows: u64,
+    /// The enhancement bytes planned over those the frames planned had.
+    pub enhancement_share: Option<f64>,
+    /// Reports the receiver sent.
+    pub feedbacks_sent: u64,
+    /// Reports the sender took.
+    pub feedbacks_received: u64,
+    /// Reports that said congestion (eq. 1).
+    pub congestion_feedbacks: u64,
+    /// The mean occupancy the reports gave, seconds of media.
+    pub occupancy_mean_s: Option<f64>,
+    /// Times the receiver's buffer was empty when a frame was due.
+    pub underruns: u64,
+    /// Frames that arrived after they were due.
+    pub late_frames: u64,
+    /// Data packets the receiver found missing.
+    pub lost_packets: u64,
+    /// Why the sender cut the stream off, if it did (paper 004 §2.2: the
+    /// base layer no longer fits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The time a multi-connection flow spent with one connection count, and
@@ -257,7 +313,8 @@ pub(super) fn flow_summary(
         ecn_window_reductions: flow.ecn_counts().map(|(_, reductions)| reductions),
         mean_one_way_delay_s: (stats.delay_samples > 0)
             .then(|| stats.delay_sum_s / stats.delay_samples as f64),
-        rate_cov: rate_cov(flow, end),
+        rate_cov: rate_stats(flow, end).map(|stats| stats.sd_bps / stats.mean_bps),
+        rate_1s: rate_stats(flow, end),
         connections_mean: flow
             .session()
             .and_then(|s| s.sender().mean_open_connections()),
@@ -286,6 +343,26 @@ pub(super) fn flow_summary(
             }
         }),
         media,
+        buffer: flow.layered().map(|app| {
+            let stats = &app.stats;
+            let receiver = app.receiver();
+            BufferOutcome {
+                mode: app.config().mode.name().to_owned(),
+                windows: stats.windows,
+                base_only_windows: stats.base_only_windows,
+                capped_windows: stats.capped_windows,
+                enhancement_share: app.enhancement_share(),
+                feedbacks_sent: stats.feedbacks_sent,
+                feedbacks_received: stats.feedbacks_received,
+                congestion_feedbacks: stats.congestion_feedbacks,
+                occupancy_mean_s: (stats.feedbacks_sent > 0)
+                    .then(|| stats.occupancy_sum_s / stats.feedbacks_sent as f64),
+                underruns: receiver.underruns(),
+                late_frames: receiver.late_frames(),
+                lost_packets: receiver.lost_packets(),
+                stopped: stats.stop.map(|reason| reason.to_string()),
+            }
+        }),
     }
 }
 
@@ -317,9 +394,10 @@ fn by_connections(tallies: &[CountTally], bursts: &[BurstTally]) -> Vec<Connecti
         .collect()
 }
 
-/// The coefficient of variation of the 1 s bins that lie wholly after the
-/// first 10 % of the run and within the flow's active time.
-fn rate_cov(flow: &FlowState, end: Instant) -> Option<f64> {
+/// The received rate in the 1 s bins that lie wholly after the first 10 %
+/// of the run and within the flow's active time; `None` with fewer than two
+/// bins or no data.
+fn rate_stats(flow: &FlowState, end: Instant) -> Option<RateStats> {
     let bin_s = BIN.as_secs_f64();
     let from = (end.as_secs_f64() * 0.1).max(flow.start.as_secs_f64());
     let to = flow.stop.min(end).as_secs_f64();
@@ -332,7 +410,7 @@ fn rate_cov(flow: &FlowState, end: Instant) -> Option<f64> {
     let values: Vec<f64> = (first..last)
         .map(|i| {
             let bins = &flow.stats.bins;
-            bins.iter().skip(i * per_bin).take(per_bin).sum::<u64>() as f64
+            bins.iter().skip(i * per_bin).take(per_bin).sum::<u64>() as f64 * 8.0 / bin_s
         })
         .collect();
     let n = values.len() as f64;
@@ -341,7 +419,13 @@ fn rate_cov(flow: &FlowState, end: Instant) -> Option<f64> {
         return None;
     }
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-    Some(variance.sqrt() / mean)
+    Some(RateStats {
+        bins: values.len(),
+        mean_bps: mean,
+        sd_bps: variance.sqrt(),
+        min_bps: values.iter().copied().fold(f64::INFINITY, f64::min),
+        max_bps: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    })
 }
 
 /// The summaries of both directions of `link` at `end`.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fairstream_proto::cc::buffer::{BufferConfig, BufferMode, UnknownBufferMode};
 use fairstream_proto::units::{Bytes, Rate};
 use toml::Spanned;
 
@@ -414,7 +415,7 @@ fn flow_from_raw(
             Some(stop)
         }
     };
-    let (transport, multi) = transport_from_raw(Fields::new(
+    let (transport, multi, buffer) = transport_from_raw(Fields::new(
         source,
         format!("{path}.transport"),
         &raw.transport,
@@ -422,10 +423,21 @@ fn flow_from_raw(
     let media = match &raw.media {
         None => None,
         Some(table) => {
-            let fields = Fields::new(source, format!("{path}.media"), table);
-            let media = media_from_raw(fields, base_dir)?;
             let refuse =
                 |message: String| source.invalid(table.span(), format!("{path}.media"), message);
+            if matches!(transport, Transport::Buffer { .. }) {
+                if let Some(key) = BUFFER_REFUSED_MEDIA_KEYS
+                    .iter()
+                    .find(|key| table.get_ref().contains_key(**key))
+                {
+                    return Err(refuse(format!(
+                        "`{key}` belongs to a DCCP media flow's player; a cc = \"buffer\" flow \
+                         plays out on its own pre-roll (`preroll` in the transport)"
+                    )));
+                }
+            }
+            let fields = Fields::new(source, format!("{path}.media"), table);
+            let mut media = media_from_raw(fields, base_dir)?;
             match transport {
                 Transport::Tfrc { app_rate, .. }
                 | Transport::TfrcSp { app_rate, .. }
@@ -437,14 +449,53 @@ fn flow_from_raw(
                         ));
                     }
                 }
+                Transport::Buffer { .. } => {
+                    if !matches!(
+                        media.source,
+                        MediaSourceConfig::Fgs { .. } | MediaSourceConfig::LayeredTrace(_)
+                    ) {
+                        return Err(refuse(
+                            "cc = \"buffer\" thins an enhancement layer: its media source must \
+                             be layered, \"fgs\" or a layered trace (.lt)"
+                                .to_owned(),
+                        ));
+                    }
+                    // The controller neither resends nor uses the player.
+                    media.arq = false;
+                }
                 other => {
                     return Err(refuse(format!(
-                        "media needs a DCCP transport (tfrc, tfrc-sp or ccid2), not {}",
+                        "media needs a DCCP transport (tfrc, tfrc-sp, ccid2 or buffer), not {}",
                         other.cc_name()
                     )))
                 }
             }
             Some(media)
+        }
+    };
+    let buffer = match (buffer, &media) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(source.invalid(
+                raw.transport.span(),
+                format!("{path}.transport"),
+                "cc = \"buffer\" needs a layered video: add media = { source = \"fgs\" } \
+                 (or a layered trace, .lt)",
+            ))
+        }
+        (Some(config), Some(media)) => {
+            let config = BufferConfig {
+                frame_interval: Duration::from_secs_f64(1.0 / media.fps),
+                ..config
+            };
+            config.validate().map_err(|e| {
+                source.invalid(
+                    raw.transport.span(),
+                    format!("{path}.transport"),
+                    e.to_string(),
+                )
+            })?;
+            Some(config)
         }
     };
     Ok(Flow {
@@ -456,8 +507,14 @@ fn flow_from_raw(
         transport,
         media,
         multi,
+        buffer,
     })
 }
+
+/// `media` keys of a DCCP media flow's player and transport that a
+/// `cc = "buffer"` flow has no use for.
+const BUFFER_REFUSED_MEDIA_KEYS: [&str; 6] =
+    ["mode", "startup_delay", "player", "refill", "fec", "arq"];
 
 /// Validates `media = { source = ..., ... }`.
 fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig, ScenarioError> {
@@ -511,7 +568,30 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
              `startup_delay` (such as \"2s\"), not \"auto\"",
         ));
     }
-    let source = if written == "generated" {
+    let gop = |fields: &mut Fields<'_>, default: u32| match fields.number("gop")? {
+        None => Ok(default),
+        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 100_000.0 => Ok(n as u32),
+        Some(n) => Err(fields.error("gop", format!("{n} is not a whole number of frames ≥ 1"))),
+    };
+    let source = if written == "fgs" {
+        let base_rate = fields
+            .optional_rate("base_rate")?
+            .unwrap_or_else(|| Rate::from_bits_per_sec(100_000.0));
+        let total_rate = fields
+            .optional_rate("rate")?
+            .unwrap_or_else(|| Rate::from_bits_per_sec(250_000.0));
+        if total_rate.bits_per_sec() < base_rate.bits_per_sec() {
+            return Err(fields.error(
+                "rate",
+                format!("the video's rate {total_rate} is below its base layer's {base_rate}"),
+            ));
+        }
+        MediaSourceConfig::Fgs {
+            base_rate,
+            total_rate,
+            gop: gop(&mut fields, 15)?,
+        }
+    } else if written == "generated" {
         let dimension = |fields: &mut Fields<'_>, key: &'static str, default: u32| match fields
             .number(key)?
         {
@@ -526,13 +606,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
         };
         let width = dimension(&mut fields, "width", 352)?;
         let height = dimension(&mut fields, "height", 288)?;
-        let gop = match fields.number("gop")? {
-            None => 25,
-            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 100_000.0 => n as u32,
-            Some(n) => {
-                return Err(fields.error("gop", format!("{n} is not a whole number of frames ≥ 1")))
-            }
-        };
+        let gop = gop(&mut fields, 25)?;
         let bitrate = fields
             .optional_rate("bitrate")?
             .unwrap_or_else(|| Rate::from_bits_per_sec(1e6));
@@ -556,13 +630,14 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
         match extension.as_deref() {
             Some("264" | "h264") => MediaSourceConfig::H264File(path),
             Some("st" | "trace" | "txt") => MediaSourceConfig::EvalVidTrace(path),
+            Some("lt") => MediaSourceConfig::LayeredTrace(path),
             _ => {
                 return Err(fields.error(
                     "source",
                     format!(
-                    "\"{written}\": expected \"generated\", an H.264 Annex B file (.264, .h264) \
-                         or an EvalVid sender trace (.st)"
-                ),
+                        "\"{written}\": expected \"generated\", \"fgs\", an H.264 Annex B file \
+                         (.264, .h264), an EvalVid sender trace (.st) or a layered trace (.lt)"
+                    ),
                 ))
             }
         }
@@ -603,13 +678,24 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
         }
     };
     let what = format!("media source \"{written}\" in {}", fields.path());
-    if !matches!(source, MediaSourceConfig::Generated { .. }) {
-        for key in ["width", "height", "gop", "bitrate", "slice_max"] {
+    let generated_keys: &[&'static str] = match source {
+        MediaSourceConfig::Generated { .. } => &[],
+        // `gop` was read already.
+        MediaSourceConfig::Fgs { .. } => &["width", "height", "bitrate", "slice_max"],
+        _ => &["width", "height", "gop", "bitrate", "slice_max"],
+    };
+    for &key in generated_keys {
+        if fields.optional(key).is_some() {
+            return Err(fields.error(
+                key,
+                format!("`{key}` applies to source = \"generated\" only"),
+            ));
+        }
+    }
+    if !matches!(source, MediaSourceConfig::Fgs { .. }) {
+        for key in ["rate", "base_rate"] {
             if fields.optional(key).is_some() {
-                return Err(fields.error(
-                    key,
-                    format!("`{key}` applies to source = \"generated\" only"),
-                ));
+                return Err(fields.error(key, format!("`{key}` applies to source = \"fgs\" only")));
             }
         }
     }
@@ -629,8 +715,9 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
 /// Validates `transport = { cc = ... }`.
 fn transport_from_raw(
     mut fields: Fields<'_>,
-) -> Result<(Transport, Option<MultiConnection>), ScenarioError> {
-    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"tcp-newreno\", \"cbr\" or \"onoff\"";
+) -> Result<(Transport, Option<MultiConnection>, Option<BufferConfig>), ScenarioError> {
+    const CCS: &str =
+        "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"tcp-newreno\", \"cbr\" or \"onoff\"";
     let cc = fields
         .string("cc")?
         .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
@@ -653,6 +740,15 @@ fn transport_from_raw(
         "ccid2" => Transport::Ccid2 {
             packet_size: packet_size(&mut fields)?,
             app_rate: fields.optional_rate("rate")?,
+        },
+        "buffer" => Transport::Buffer {
+            packet_size: packet_size(&mut fields)?,
+            mode: match fields.string("mode")? {
+                None => BufferMode::Paper,
+                Some(text) => text
+                    .parse()
+                    .map_err(|e: UnknownBufferMode| fields.error("mode", e.to_string()))?,
+            },
         },
         "tcp-newreno" => Transport::TcpNewReno {
             delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
@@ -702,9 +798,36 @@ fn transport_from_raw(
         }
         _ => None,
     };
+    let buffer = match transport {
+        Transport::Buffer { mode, .. } => Some(buffer_from_fields(&mut fields, mode)?),
+        _ => None,
+    };
     let what = format!("cc \"{cc}\" in {}", fields.path());
     fields.finish(&what)?;
-    Ok((transport, multi))
+    Ok((transport, multi, buffer))
+}
+
+/// The controller keys of a `cc = "buffer"` transport (paper 004 §2.1:
+/// T_s, T_c, T_loss); the frame interval is set once the media's `fps` is
+/// known, and the whole configuration checked then.
+fn buffer_from_fields(
+    fields: &mut Fields<'_>,
+    mode: BufferMode,
+) -> Result<BufferConfig, ScenarioError> {
+    let defaults = BufferConfig::default();
+    Ok(BufferConfig {
+        mode,
+        preroll: fields
+            .optional_duration("preroll")?
+            .unwrap_or(defaults.preroll),
+        congestion_threshold: fields
+            .optional_duration("congestion_threshold")?
+            .unwrap_or(defaults.congestion_threshold),
+        loss_threshold: fields
+            .optional_duration("loss_threshold")?
+            .unwrap_or(defaults.loss_threshold),
+        ..defaults
+    })
 }
 
 /// The multi-connection keys of a DCCP transport, if any is present.
