@@ -1,9 +1,11 @@
-//! Temporal layers from the encoder: the ids it reports and which frames
-//! are references.
+//! Temporal layers from the encoder: the ids it reports, which frames are
+//! references, and streams with upper layers dropped, decoded and measured.
 
 use super::*;
 use crate::generator::Generator;
 use crate::h264::parse_stream;
+use crate::quality::{compare, summarise};
+use crate::temporal::drop_above_layer;
 
 const CIF: (u32, u32) = (352, 288);
 const FRAMES: u64 = 50;
@@ -33,6 +35,17 @@ fn encode(count: u8) -> (Vec<EncodedFrame>, Vec<Frame>) {
             (encoder.encode_layered(&frame).unwrap(), frame)
         })
         .unzip()
+}
+
+/// Decodes `units` (frame index, bytes) into `FRAMES` pictures, a dropped
+/// frame repeating the one before; returns them and how many were repeats,
+/// after checking that the decoder concealed nothing.
+fn decode(units: &[(usize, &[u8])]) -> (Vec<Frame>, usize) {
+    let mut decoder = Decoder::new(DEFAULT_CONCEALMENT).unwrap();
+    let decoded = decode_aligned(&mut decoder, units.iter().copied(), FRAMES as usize, CIF);
+    let (pictures, repeats) = decoded.unwrap();
+    assert_eq!(decoder.concealed(), 0, "the decoder reported damage");
+    (pictures, repeats)
 }
 
 fn whole_stream(frames: &[EncodedFrame]) -> Vec<u8> {
@@ -83,6 +96,91 @@ fn temporal_ids_follow_the_dyadic_pattern_and_the_top_layer_is_not_a_reference()
                 unit.index
             );
         }
+    }
+}
+
+/// Keeps layers 0 to k of T = 2, 3 and 4, decodes, and compares with the
+/// source: each kept frame decodes exactly as in the whole stream, the
+/// decoder conceals nothing, and the dropped frames, repeated, cost PSNR.
+/// The floors are the measured figures less about 3 dB; the figures are in
+/// `crate::temporal`'s documentation ("Measured"), printed by
+/// `cargo test -p fairstream-media --lib dropping_upper_temporal_layers -- --nocapture`.
+#[test]
+fn dropping_upper_temporal_layers_decodes_cleanly_at_a_lower_frame_rate() {
+    let (single, reference) = encode(1);
+    let (pictures, repeats) = decode(&drop_above_layer(&single, 0));
+    assert_eq!(repeats, 0);
+    let single_psnr = summarise(&compare(&reference, &pictures).unwrap())
+        .unwrap()
+        .psnr_db_mean;
+    eprintln!("T  layers kept  frames  fps    bytes   share  PSNR dB");
+    eprintln!(
+        "1  0            50      25     {:6}  100 %  {single_psnr:.2}",
+        whole_stream(&single).len()
+    );
+    // (T, highest layer kept, frames kept, PSNR floor in dB).
+    for (count, cases) in [
+        (2, vec![(0, 25, 27.0), (1, 50, 34.0)]),
+        (3, vec![(0, 13, 22.0), (1, 25, 27.0), (2, 50, 34.0)]),
+        (
+            4,
+            vec![(0, 7, 18.0), (1, 13, 22.0), (2, 25, 27.0), (3, 50, 34.0)],
+        ),
+    ] {
+        let (frames, reference) = encode(count);
+        let total = whole_stream(&frames).len();
+        let (full, _) = decode(&drop_above_layer(&frames, count - 1));
+        let mut previous_psnr = 0.0;
+        let mut layer_bytes = Vec::new();
+        for (highest, kept, floor) in cases {
+            let units = drop_above_layer(&frames, highest);
+            assert_eq!(units.len(), kept, "T = {count}, layers 0-{highest}");
+            let (pictures, repeats) = decode(&units);
+            assert_eq!(repeats, FRAMES as usize - kept, "one picture a kept frame");
+            for &(index, _) in &units {
+                assert!(
+                    pictures[index] == full[index],
+                    "T = {count}, layers 0-{highest}: frame {index} differs from the whole stream's"
+                );
+            }
+            let psnr = summarise(&compare(&reference, &pictures).unwrap())
+                .unwrap()
+                .psnr_db_mean;
+            let bytes: usize = units.iter().map(|(_, b)| b.len()).sum();
+            layer_bytes.push(bytes - layer_bytes.iter().sum::<usize>());
+            let kept_layers = if highest == 0 {
+                "0  ".to_string()
+            } else {
+                format!("0-{highest}")
+            };
+            eprintln!(
+                "{count}  {kept_layers}          {kept:2}      {:5.2}  {bytes:6}  {:3.0} %  {psnr:.2}",
+                25.0 / f64::from(1u8 << (count - 1 - highest)),
+                100.0 * bytes as f64 / total as f64
+            );
+            assert!(
+                psnr > floor,
+                "T = {count}, layers 0-{highest}: {psnr:.2} dB"
+            );
+            assert!(psnr > previous_psnr + 3.0, "more layers, better pictures");
+            previous_psnr = psnr;
+        }
+        // Hierarchical prediction costs little against one layer.
+        assert!(
+            previous_psnr > single_psnr - 1.0,
+            "{previous_psnr} vs {single_psnr}"
+        );
+        // A frame of layer 0 predicts from farther away (or is the IDR):
+        // it is larger than the frames of each layer above.
+        let frames_in = |layer: u8| frames.iter().filter(|f| f.temporal_id == layer).count();
+        let per_frame: Vec<f64> = (0..count)
+            .map(|layer| layer_bytes[usize::from(layer)] as f64 / frames_in(layer) as f64)
+            .collect();
+        eprintln!("T = {count}: bytes per frame of each layer {per_frame:.0?}");
+        assert!(
+            per_frame[1..].iter().all(|&b| b < per_frame[0]),
+            "{per_frame:?}"
+        );
     }
 }
 
@@ -147,4 +245,31 @@ fn bad_temporal_settings_are_refused() {
         assert_eq!(encoded.temporal_id, 0);
         assert_eq!(plain.encode(&frame).unwrap(), encoded.bytes);
     }
+}
+
+#[test]
+fn a_frame_kept_after_its_reference_was_dropped_is_damaged() {
+    // What the thinner's dependency rule avoids, and what `decode` would
+    // catch: T = 4 (ids 0 3 2 3 1 3 2 3 from frame 16), frame 20 of layer
+    // 1 dropped and the frames after it in its temporal GOP kept. They
+    // predict from it: the decoder conceals them and they differ from the
+    // whole stream's.
+    let (frames, _) = encode(4);
+    let (full, _) = decode(&drop_above_layer(&frames, 3));
+    assert_eq!(frames[20].temporal_id, 1);
+    let units: Vec<(usize, &[u8])> = frames
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 20)
+        .map(|(i, f)| (i, f.bytes.as_slice()))
+        .collect();
+    let mut decoder = Decoder::new(DEFAULT_CONCEALMENT).unwrap();
+    let (pictures, repeats) =
+        decode_aligned(&mut decoder, units.iter().copied(), FRAMES as usize, CIF).unwrap();
+    assert_eq!(repeats, 1);
+    assert!(decoder.concealed() > 0);
+    let damaged: Vec<usize> = (0..FRAMES as usize)
+        .filter(|&i| i != 20 && pictures[i] != full[i])
+        .collect();
+    assert_eq!(damaged, [21, 22, 23], "the rest of the temporal GOP");
 }

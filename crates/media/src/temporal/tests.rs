@@ -31,3 +31,25 @@ fn layer_counts_and_the_dyadic_pattern() {
     assert!(layers(4).is_reference(2) && layers(3).is_reference(1));
     assert_eq!(layers(4).dyadic_id(u64::MAX), 3);
 }
+
+#[test]
+fn dropping_above_a_layer_keeps_indices_for_alignment() {
+    let encoded: Vec<EncodedFrame> = [0u8, 2, 1, 2, 0]
+        .iter()
+        .enumerate()
+        .map(|(i, &temporal_id)| EncodedFrame {
+            bytes: vec![i as u8; i + 1],
+            temporal_id,
+        })
+        .collect();
+    let indices = |highest| -> Vec<usize> {
+        drop_above_layer(&encoded, highest)
+            .iter()
+            .map(|&(i, _)| i)
+            .collect()
+    };
+    assert_eq!(indices(0), [0, 4]);
+    assert_eq!(indices(1), [0, 2, 4]);
+    assert_eq!(indices(2), [0, 1, 2, 3, 4]);
+    assert_eq!(drop_above_layer(&encoded, 1)[1], (2, &[2u8, 2, 2][..]));
+}
