@@ -24,7 +24,8 @@
 //!   discrete-layer enhancement, truncated to a share η; layered trace
 //!   files; synthetic FGS traces and EvalVid traces split into layers.
 //! - [`temporal`]: temporally scalable H.264 (OpenH264's hierarchical P,
-//!   up to four layers of whole frames): dropping upper layers.
+//!   up to four layers of whole frames): dropping upper layers, and paper
+//!   004's share η as whole frames kept lowest layer first.
 //! - [`stream`]: a stream end to end: source frames, RTP/H.264 packets, what
 //!   arrived, and the verdict (playout and quality).
 //! - [`schedule`]: paper 003's smoothing schedules (S_late, S_early, w*,

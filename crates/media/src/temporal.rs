@@ -1,5 +1,6 @@
 //! Temporal scalability: H.264 streams whose frames form up to four temporal
-//! layers (OpenH264's hierarchical P), and dropping the upper ones.
+//! layers (OpenH264's hierarchical P), and how paper 004's share η of the
+//! enhancement maps onto whole frames of them.
 //!
 //! # The layers
 //!
@@ -56,18 +57,87 @@
 //! for halving it again. Keeping a frame whose reference was dropped is what
 //! damages a stream (the test
 //! `a_frame_kept_after_its_reference_was_dropped_is_damaged`).
+//!
+//! # Layers and paper 004's share η
+//!
+//! Paper 004 sends a frame's base layer whole and a share η of its
+//! enhancement. A temporal layer is made of whole frames, not of a part of
+//! every frame, so a [`TemporalFrame`] belongs wholly to one layer: a frame
+//! of layer 0 is base, a frame of a higher layer is enhancement, and its
+//! [`sizes`](TemporalFrame::sizes) give the controller either a base or an
+//! enhancement of the frame's size (eq. 4's F_base_k or F_enh_k, the other
+//! 0). A frame is sent whole or not at all.
+//!
+//! The controller plans a window of frames (`BufferSender::plan_window`)
+//! and truncates each frame's enhancement; for temporal layers that
+//! truncation is done over the window instead, by a [`TemporalThinner`]:
+//!
+//! 1. Every frame of layer 0 is sent.
+//! 2. The enhancement budget is ⌊η · the window's enhancement bytes⌋
+//!    ([`TemporalThinner::select_share`], the controller's rounding), or the
+//!    sum of the controller's per-frame enhancement bytes
+//!    ([`TemporalThinner::select`]; that sum can be a few bytes lower, one
+//!    rounding per frame, and keeps the sender within the plan).
+//! 3. The frames of layers 1, 2, … are taken lowest layer first and, within
+//!    a layer, in time order, each whole while it fits in what is left of
+//!    the budget; the first that does not fit ends the selection, so a share
+//!    never keeps a frame of a higher layer while a decodable one of a lower
+//!    layer is dropped, and a larger share keeps everything a smaller one
+//!    keeps.
+//! 4. A frame whose temporal GOP lost a reference frame of its layer or a
+//!    lower one (dropped earlier, in this window or the one before) is not
+//!    sent and uses no budget: it could not be decoded. This is why the
+//!    thinner keeps state from window to window.
+//!
+//! Nothing is ever sent in part: what is kept is at most the budget; at
+//! η = 1 every frame that can be decoded is kept (all of them if no earlier
+//! window dropped any), at η = 0 layer 0 alone.
+//!
+//! To drive it: give each window's frames' [`sizes`](TemporalFrame::sizes)
+//! to `BufferSender::plan_window`, then [`TemporalThinner::select`] the
+//! same frames with the sum of the plan's `FramePlan::enhancement_bytes`,
+//! and send the frames the [`Selection`] keeps, whole, in order, paced at
+//! the plan's rate.
+//!
+//! Bounds are [`layered`](crate::layered)'s: a frame has at most
+//! [`MAX_FRAME_BYTES`] and a time of at most [`MAX_FRAME_TIME`], frame
+//! numbers increase and times never go back, a window has at most
+//! [`MAX_TRACE_FRAMES`] frames.
+
+use std::time::Duration;
+
+use fairstream_proto::cc::buffer::{FrameSizes, Share};
 
 use crate::codec::EncodedFrame;
+use crate::layered::{
+    Enhancement, LayeredError, MAX_FRAME_BYTES, MAX_FRAME_TIME, MAX_TRACE_FRAMES,
+};
 
 /// The most temporal layers OpenH264 encodes (`MAX_TEMPORAL_LAYER_NUM`).
 pub const MAX_TEMPORAL_LAYERS: u8 = 4;
 
-/// A temporal layer count out of bounds.
+/// A temporal layer count or frame out of bounds.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TemporalError {
     /// A layer count outside 1 to [`MAX_TEMPORAL_LAYERS`].
     #[error("{0} temporal layers: OpenH264 encodes 1 to {MAX_TEMPORAL_LAYERS}")]
     LayerCount(u8),
+    /// A temporal id the stream's layers do not have.
+    #[error(
+        "frame {number}: temporal id {temporal_id}, but the stream has {layers} temporal \
+         layer(s), ids 0 to {}", layers.saturating_sub(1)
+    )]
+    IdOutOfRange {
+        /// The frame's number.
+        number: u64,
+        /// Its temporal id.
+        temporal_id: u8,
+        /// How many layers the stream has.
+        layers: u8,
+    },
+    /// A frame's size or time, or the order of frames, out of bounds.
+    #[error(transparent)]
+    Frame(#[from] LayeredError),
 }
 
 /// How many temporal layers a stream has: 1 (no temporal scalability) to
@@ -129,6 +199,18 @@ impl TemporalLayers {
     pub fn is_reference(self, temporal_id: u8) -> bool {
         self.0 == 1 || temporal_id < self.highest_id()
     }
+
+    /// Checks that `frame` has one of these layers' ids.
+    fn check(self, frame: &TemporalFrame) -> Result<(), TemporalError> {
+        if frame.temporal_id > self.highest_id() {
+            return Err(TemporalError::IdOutOfRange {
+                number: frame.number,
+                temporal_id: frame.temporal_id,
+                layers: self.0,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Keeps the frames of layers 0 to `highest_kept` of `frames` (a stream
@@ -142,6 +224,282 @@ pub fn drop_above_layer(frames: &[EncodedFrame], highest_kept: u8) -> Vec<(usize
         .filter(|(_, frame)| frame.temporal_id <= highest_kept)
         .map(|(index, frame)| (index, frame.bytes.as_slice()))
         .collect()
+}
+
+/// One frame of a temporally layered stream as the sender plans it: all
+/// its bytes belong to layer `temporal_id` (0 is the base).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TemporalFrame {
+    number: u64,
+    time: Duration,
+    temporal_id: u8,
+    bytes: u64,
+}
+
+impl TemporalFrame {
+    /// Frame `number`, sent at `time` from the start, of layer
+    /// `temporal_id`, `bytes` long; refused beyond the bounds (see the
+    /// [module documentation](self)) or with an id of
+    /// [`MAX_TEMPORAL_LAYERS`] or more.
+    pub fn new(
+        number: u64,
+        time: Duration,
+        temporal_id: u8,
+        bytes: u64,
+    ) -> Result<TemporalFrame, TemporalError> {
+        if temporal_id >= MAX_TEMPORAL_LAYERS {
+            return Err(TemporalError::IdOutOfRange {
+                number,
+                temporal_id,
+                layers: MAX_TEMPORAL_LAYERS,
+            });
+        }
+        if bytes > MAX_FRAME_BYTES {
+            return Err(LayeredError::FrameTooLarge { number, bytes }.into());
+        }
+        if time > MAX_FRAME_TIME {
+            return Err(LayeredError::BadTime {
+                number,
+                seconds: time.as_secs_f64(),
+            }
+            .into());
+        }
+        Ok(TemporalFrame {
+            number,
+            time,
+            temporal_id,
+            bytes,
+        })
+    }
+
+    /// The frame `number` sent at `time` of an encoder's output.
+    pub fn from_encoded(
+        number: u64,
+        time: Duration,
+        frame: &EncodedFrame,
+    ) -> Result<TemporalFrame, TemporalError> {
+        let bytes = u64::try_from(frame.bytes.len()).unwrap_or(u64::MAX);
+        TemporalFrame::new(number, time, frame.temporal_id, bytes)
+    }
+
+    /// The frame's number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// When it is sent, from the start of the stream.
+    pub fn time(&self) -> Duration {
+        self.time
+    }
+
+    /// Its temporal layer.
+    pub fn temporal_id(&self) -> u8 {
+        self.temporal_id
+    }
+
+    /// Its size.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether it is base (layer 0).
+    pub fn is_base(&self) -> bool {
+        self.temporal_id == 0
+    }
+
+    /// Its sizes in bits as paper 004's controller takes a frame: all base
+    /// (layer 0) or all enhancement (a higher layer).
+    pub fn sizes(&self) -> FrameSizes {
+        // At most 2^24 bytes a frame: the bits fit.
+        let bits = self.bytes * 8;
+        if self.is_base() {
+            FrameSizes {
+                base_bits: bits,
+                enhancement_bits: 0,
+            }
+        } else {
+            FrameSizes {
+                base_bits: 0,
+                enhancement_bits: bits,
+            }
+        }
+    }
+
+    /// Whether this frame may come after `previous`: a higher number, and a
+    /// time not before `previous`'s.
+    fn follows(&self, previous: (u64, Duration)) -> Result<(), LayeredError> {
+        let (number, time) = previous;
+        if self.number <= number {
+            return Err(LayeredError::NumberNotIncreasing {
+                previous: number,
+                number: self.number,
+            });
+        }
+        if self.time < time {
+            return Err(LayeredError::TimeGoesBack {
+                number: self.number,
+                previous: time,
+                time: self.time,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of each temporal layer in `frames` (index = temporal id),
+/// saturating.
+pub fn bytes_per_layer(frames: &[TemporalFrame]) -> [u64; MAX_TEMPORAL_LAYERS as usize] {
+    let mut layers = [0u64; MAX_TEMPORAL_LAYERS as usize];
+    for frame in frames {
+        // `new` bounds the id below MAX_TEMPORAL_LAYERS.
+        if let Some(sum) = layers.get_mut(usize::from(frame.temporal_id)) {
+            *sum = sum.saturating_add(frame.bytes);
+        }
+    }
+    layers
+}
+
+/// What a [`TemporalThinner`] sends of a window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// One flag a frame of the window, in order: whether it is sent.
+    pub keep: Vec<bool>,
+    /// The bytes of layer 0 (all sent).
+    pub base_bytes: u64,
+    /// The bytes of the higher layers' frames sent.
+    pub enhancement_bytes: u64,
+}
+
+impl Selection {
+    /// All the bytes sent.
+    pub fn kept_bytes(&self) -> u64 {
+        self.base_bytes.saturating_add(self.enhancement_bytes)
+    }
+
+    /// How many frames are sent.
+    pub fn kept_frames(&self) -> usize {
+        self.keep.iter().filter(|&&k| k).count()
+    }
+}
+
+/// Chooses, window after window, the whole frames of a temporally layered
+/// stream that a share η of its enhancement sends (the rules are in the
+/// [module documentation](self)).
+///
+/// Give it every frame of the stream, in order, split into windows; it
+/// remembers which reference frames of the temporal GOP in progress were
+/// dropped, so that a frame that needs one is dropped too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemporalThinner {
+    layers: TemporalLayers,
+    /// The lowest layer of a reference frame dropped since the last frame
+    /// of layer 0, if any: frames of that layer and above cannot be
+    /// decoded until the next frame of layer 0.
+    lost_from: Option<u8>,
+    /// The number and time of the last frame seen.
+    last: Option<(u64, Duration)>,
+}
+
+impl TemporalThinner {
+    /// A thinner for a stream of `layers`.
+    pub fn new(layers: TemporalLayers) -> TemporalThinner {
+        TemporalThinner {
+            layers,
+            lost_from: None,
+            last: None,
+        }
+    }
+
+    /// The stream's layers.
+    pub fn layers(&self) -> TemporalLayers {
+        self.layers
+    }
+
+    /// The frames of `window` (the stream's next frames) sent at share η:
+    /// the enhancement budget is ⌊η · the window's enhancement bytes⌋.
+    pub fn select_share(
+        &mut self,
+        window: &[TemporalFrame],
+        share: Share,
+    ) -> Result<Selection, TemporalError> {
+        let enhancement = window
+            .iter()
+            .filter(|f| !f.is_base())
+            .fold(0u64, |sum, f| sum.saturating_add(f.bytes));
+        // The same ⌊η · bytes⌋ as an FGS layer of that size, and as the
+        // controller's `FramePlan::enhancement_bytes`.
+        let budget = Enhancement::Fgs { bytes: enhancement }.kept_bytes(share);
+        self.select(window, budget)
+    }
+
+    /// The frames of `window` (the stream's next frames) sent with at most
+    /// `enhancement_budget_bytes` of frames above layer 0. Refused, with
+    /// nothing remembered, if a frame has an id above the stream's layers,
+    /// does not follow the frame before it, or the window has more than
+    /// [`MAX_TRACE_FRAMES`] frames.
+    pub fn select(
+        &mut self,
+        window: &[TemporalFrame],
+        enhancement_budget_bytes: u64,
+    ) -> Result<Selection, TemporalError> {
+        if window.len() > MAX_TRACE_FRAMES {
+            return Err(LayeredError::TooManyFrames.into());
+        }
+        let mut last = self.last;
+        for frame in window {
+            self.layers.check(frame)?;
+            if let Some(previous) = last {
+                frame.follows(previous)?;
+            }
+            last = Some((frame.number, frame.time));
+        }
+        let mut keep: Vec<bool> = window.iter().map(TemporalFrame::is_base).collect();
+        let base_bytes = window
+            .iter()
+            .filter(|f| f.is_base())
+            .fold(0u64, |sum, f| sum.saturating_add(f.bytes));
+        let mut left = enhancement_budget_bytes;
+        let mut full = false;
+        for layer in 1..self.layers.count() {
+            // Whether a reference frame of this layer or below is missing
+            // from the temporal GOP in progress.
+            let mut lost = self.lost_from.is_some_and(|from| from <= layer);
+            for (kept, frame) in keep.iter_mut().zip(window) {
+                let id = frame.temporal_id;
+                if id == 0 {
+                    lost = false;
+                    continue;
+                }
+                if id == layer && !lost && !full {
+                    if frame.bytes <= left {
+                        *kept = true;
+                        left -= frame.bytes;
+                    } else {
+                        // Lowest layer first, time order within a layer:
+                        // the first frame that does not fit ends it.
+                        full = true;
+                    }
+                }
+                if id <= layer && !*kept && self.layers.is_reference(id) {
+                    lost = true;
+                }
+            }
+        }
+        for (kept, frame) in keep.iter().zip(window) {
+            let id = frame.temporal_id;
+            if id == 0 {
+                self.lost_from = None;
+            } else if !kept && self.layers.is_reference(id) {
+                self.lost_from = Some(self.lost_from.map_or(id, |from| from.min(id)));
+            }
+        }
+        self.last = last;
+        Ok(Selection {
+            keep,
+            base_bytes,
+            enhancement_bytes: enhancement_budget_bytes - left,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
 //! Temporal layers from the encoder: the ids it reports, which frames are
 //! references, and streams with upper layers dropped, decoded and measured.
 
+use std::time::Duration;
+
 use super::*;
 use crate::generator::Generator;
 use crate::h264::parse_stream;
+use crate::layered::Share;
 use crate::quality::{compare, summarise};
-use crate::temporal::drop_above_layer;
+use crate::temporal::{drop_above_layer, TemporalFrame, TemporalThinner};
 
 const CIF: (u32, u32) = (352, 288);
 const FRAMES: u64 = 50;
@@ -180,6 +183,59 @@ fn dropping_upper_temporal_layers_decodes_cleanly_at_a_lower_frame_rate() {
         assert!(
             per_frame[1..].iter().all(|&b| b < per_frame[0]),
             "{per_frame:?}"
+        );
+    }
+}
+
+#[test]
+fn a_thinned_stream_decodes_without_damage() {
+    // T = 4 in windows of 10 frames, which split temporal GOPs of 8, at a
+    // share changing from window to window: whatever the thinner keeps
+    // decodes exactly as in the whole stream.
+    let (frames, _) = encode(4);
+    let (full, _) = decode(&drop_above_layer(&frames, 3));
+    let planned: Vec<TemporalFrame> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            TemporalFrame::from_encoded(i as u64, Duration::from_millis(40 * i as u64), f).unwrap()
+        })
+        .collect();
+    let mut thinner = TemporalThinner::new(layers(4));
+    let mut keep = Vec::new();
+    for (window, eta) in planned.chunks(10).zip([0.9, 0.2, 1.0, 0.5, 0.7]) {
+        let selection = thinner.select_share(window, Share::new(eta)).unwrap();
+        keep.extend(selection.keep);
+    }
+    let units: Vec<(usize, &[u8])> = frames
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| keep[i])
+        .map(|(i, f)| (i, f.bytes.as_slice()))
+        .collect();
+    let pattern: String = frames
+        .iter()
+        .zip(&keep)
+        .map(|(f, &k)| {
+            if k {
+                char::from(b'0' + f.temporal_id)
+            } else {
+                '.'
+            }
+        })
+        .collect();
+    eprintln!("kept (temporal id, or . for dropped): {pattern}");
+    assert!(
+        units.len() < FRAMES as usize && units.len() > 7,
+        "{} kept",
+        units.len()
+    );
+    let (pictures, repeats) = decode(&units);
+    assert_eq!(repeats, FRAMES as usize - units.len());
+    for &(index, _) in &units {
+        assert!(
+            pictures[index] == full[index],
+            "frame {index} differs from the whole stream's"
         );
     }
 }
