@@ -49,12 +49,12 @@
 //! and 1,396 bytes a frame); T = 4, 27.6 %, 14.4 %, 27.2 % and 30.8 %
 //! (5,010, 3,049, 2,877 and 1,565 bytes a frame). OpenH264 has no rate per
 //! temporal layer; its rate control gives the lower layers, which predict
-//! from farther back, the larger frames.
-//! The hierarchy costs the whole stream less than 0.1 dB against one layer.
-//! Every kept frame decodes exactly as in the whole stream and the decoder
-//! conceals nothing; the loss is all in the repeated pictures, which on this
-//! moving content cost about 6.7 dB for halving the frame rate and 5 more
-//! for halving it again. Keeping a frame whose reference was dropped is what
+//! from farther back, the larger frames. The hierarchy costs the whole
+//! stream less than 0.1 dB against one layer. Every kept frame decodes
+//! exactly as in the whole stream and the decoder conceals nothing; the
+//! loss is all in the repeated pictures, which on this moving content cost
+//! about 6.7 dB for halving the frame rate, 5 more for halving it again
+//! and 4 more for the eighth. Keeping a frame whose reference was dropped is what
 //! damages a stream (the test
 //! `a_frame_kept_after_its_reference_was_dropped_is_damaged`).
 //!
