@@ -10,6 +10,21 @@
 //! `dsDataErrorConcealed`. That needs the crate's raw API, so this module is
 //! the crate's only `unsafe` code; each block says why it is sound.
 //!
+//! **Temporal layers.** [`Encoder::with_temporal_layers`] encodes T = 1 to
+//! 4 temporal layers ([`TemporalLayers`]) and
+//! [`encode_layered`](Encoder::encode_layered) reports each frame's temporal
+//! id (see [`crate::temporal`]). The `openh264` crate's encoder always
+//! initialises OpenH264 with one temporal layer, on the first frame it
+//! encodes, so the encoder encodes the first frame once and throws it away,
+//! then reads the parameters back (`ENCODER_OPTION_SVC_ENCODE_PARAM_EXT`)
+//! and sets them again with T layers and the reference count OpenH264's own
+//! `InitializeExt` would choose for them: that re-initialises OpenH264
+//! (`WelsEncoderParamAdjust`, `encoder_ext.cpp`: a reset when the reference
+//! count grows, or at one reference from one to two layers), and the stream
+//! starts at the next frame, an IDR with new parameter sets. A change of
+//! picture size would re-initialise with one layer again, so a layered
+//! encoder refuses one ([`CodecError::SizeChanged`]).
+//!
 //! **Frame alignment** is the caller's: [`decode_aligned`] feeds one access
 //! unit per reference frame and repeats the previous picture when the decoder
 //! gives none (EvalVid's convention), so that frame *i* lines up with
@@ -24,10 +39,12 @@ use openh264::formats::YUVBuffer;
 use openh264::OpenH264API;
 use openh264_sys2::{
     dsDstBufNeedExpan, dsInitialOptExpected, dsInvalidArgument, dsOutOfMemory, SBitrateInfo,
-    SBufferInfo, DECODER_OPTION_ERROR_CON_IDC, ENCODER_OPTION_BITRATE, ENCODER_OPTION_MAX_BITRATE,
-    SPATIAL_LAYER_0, SPATIAL_LAYER_ALL,
+    SBufferInfo, SEncParamExt, DECODER_OPTION_ERROR_CON_IDC, ENCODER_OPTION_BITRATE,
+    ENCODER_OPTION_MAX_BITRATE, ENCODER_OPTION_SVC_ENCODE_PARAM_EXT, SPATIAL_LAYER_0,
+    SPATIAL_LAYER_ALL,
 };
 
+use crate::temporal::TemporalLayers;
 use crate::yuv::{Frame, YuvError};
 
 /// OpenH264's `ERROR_CON_SLICE_MV_COPY_CROSS_IDR` (6): conceal lost slices
@@ -52,6 +69,18 @@ pub enum CodecError {
     /// Encoder settings out of range.
     #[error("encoder: {0}")]
     BadEncoderSettings(String),
+    /// A frame of another size than the first to an encoder of several
+    /// temporal layers (OpenH264 would go back to one layer).
+    #[error(
+        "a {}x{} frame after {}x{} ones: an encoder with temporal layers keeps its picture size",
+        to.0, to.1, from.0, from.1
+    )]
+    SizeChanged {
+        /// The size of the frames before.
+        from: (u32, u32),
+        /// The size of this frame.
+        to: (u32, u32),
+    },
 }
 
 /// An H.264 decoder that conceals errors.
@@ -279,25 +308,61 @@ pub struct EncoderSettings {
     pub slice_max_bytes: Option<u32>,
 }
 
-/// An H.264 encoder (OpenH264, Constrained Baseline, bitrate-controlled).
+/// One frame as the encoder made it: its Annex B bytes and its temporal
+/// layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedFrame {
+    /// Annex B bytes (several NAL units, with start codes); the first frame
+    /// also carries the parameter sets.
+    pub bytes: Vec<u8>,
+    /// The frame's temporal id, 0 (the base) to T − 1, as OpenH264
+    /// reports it (`SLayerBSInfo::uiTemporalId`); 0 for a frame without
+    /// coded slices (OpenH264 skipped it).
+    pub temporal_id: u8,
+}
+
+/// An H.264 encoder (OpenH264, Constrained Baseline, bitrate-controlled),
+/// with one temporal layer or several.
 pub struct Encoder {
     inner: OpenH264Encoder,
     settings: EncoderSettings,
-    /// Whether a frame was encoded (OpenH264 is initialised on the first).
-    started: bool,
+    layers: TemporalLayers,
+    /// The size of the first frame, once one was encoded (OpenH264 is
+    /// initialised on the first).
+    size: Option<(u32, u32)>,
 }
 
 impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encoder")
             .field("settings", &self.settings)
+            .field("layers", &self.layers)
             .finish()
     }
 }
 
+/// The reference frames OpenH264's `InitializeExt` chooses for camera video
+/// without long-term references (`welsEncoderExt.cpp`: `(uiGopSize >> 1) >
+/// 1 ? uiGopSize >> 1 : MIN_REF_PIC_COUNT`): 1, 1, 2 and 4 for T = 1 to 4.
+fn reference_frames(layers: TemporalLayers) -> std::os::raw::c_int {
+    let half_gop = layers.gop_frames() >> 1;
+    // At most 4: fits.
+    half_gop.max(1) as std::os::raw::c_int
+}
+
 impl Encoder {
-    /// An encoder with `settings`.
+    /// An encoder with `settings` and one temporal layer.
     pub fn new(settings: EncoderSettings) -> Result<Encoder, CodecError> {
+        Encoder::with_temporal_layers(settings, TemporalLayers::ONE)
+    }
+
+    /// An encoder with `settings` and `layers` temporal layers. The GOP
+    /// must be a multiple of the temporal GOP, 2^(T−1) frames (OpenH264
+    /// would round it up).
+    pub fn with_temporal_layers(
+        settings: EncoderSettings,
+        layers: TemporalLayers,
+    ) -> Result<Encoder, CodecError> {
         if settings.bitrate_bps < 1000 {
             return Err(CodecError::BadEncoderSettings(format!(
                 "bitrate {} bit/s is below 1 kbit/s",
@@ -312,6 +377,16 @@ impl Encoder {
         }
         if settings.gop == 0 {
             return Err(CodecError::BadEncoderSettings("GOP length 0".into()));
+        }
+        // welsEncoderExt.cpp: "valid in case it equals to 0 for unlimited
+        // intra period or exceeds specified uiGopSize also multiple of it".
+        if settings.gop % layers.gop_frames() != 0 {
+            return Err(CodecError::BadEncoderSettings(format!(
+                "GOP length {} is not a multiple of {}, the temporal GOP of {} temporal layers",
+                settings.gop,
+                layers.gop_frames(),
+                layers.count()
+            )));
         }
         if settings.slice_max_bytes.is_some_and(|s| s < 100) {
             return Err(CodecError::BadEncoderSettings(
@@ -338,7 +413,8 @@ impl Encoder {
         Ok(Encoder {
             inner,
             settings,
-            started: false,
+            layers,
+            size: None,
         })
     }
 
@@ -350,13 +426,13 @@ impl Encoder {
                 "bitrate {bitrate_bps} bit/s is below 1 kbit/s"
             )));
         }
-        if !self.started {
+        if self.size.is_none() {
             // Not initialised yet: start again with the new setting.
             let settings = EncoderSettings {
                 bitrate_bps,
                 ..self.settings
             };
-            *self = Encoder::new(settings)?;
+            *self = Encoder::with_temporal_layers(settings, self.layers)?;
             return Ok(());
         }
         let bitrate = std::os::raw::c_int::try_from(bitrate_bps).unwrap_or(i32::MAX);
@@ -402,21 +478,128 @@ impl Encoder {
         self.settings
     }
 
+    /// The temporal layers.
+    pub fn temporal_layers(&self) -> TemporalLayers {
+        self.layers
+    }
+
     /// Encodes one frame; returns its Annex B bytes (several NAL units).
     pub fn encode(&mut self, frame: &Frame) -> Result<Vec<u8>, CodecError> {
+        Ok(self.encode_layered(frame)?.bytes)
+    }
+
+    /// Encodes one frame; returns its Annex B bytes and its temporal id.
+    /// With temporal layers, every frame must have the first one's size.
+    pub fn encode_layered(&mut self, frame: &Frame) -> Result<EncodedFrame, CodecError> {
+        let size = (frame.width(), frame.height());
         let source = YUVBuffer::from_vec(
             frame.as_i420().to_vec(),
             frame.width() as usize,
             frame.height() as usize,
         );
-        self.started = true;
+        let layered = self.layers != TemporalLayers::ONE;
+        let first = match self.size {
+            None => {
+                if layered {
+                    self.start_temporal_layers(&source)?;
+                }
+                self.size = Some(size);
+                true
+            }
+            Some(from) if from != size && layered => {
+                return Err(CodecError::SizeChanged { from, to: size });
+            }
+            Some(_) => false,
+        };
         let bitstream = self
             .inner
             .encode(&source)
             .map_err(|e| CodecError::OpenH264(e.to_string()))?;
-        Ok(bitstream.to_vec())
+        if first && layered && bitstream.frame_type() != openh264::encoder::FrameType::IDR {
+            return Err(CodecError::OpenH264(format!(
+                "the first frame with temporal layers is {:?}, not an IDR: OpenH264 did not \
+                 restart the sequence",
+                bitstream.frame_type()
+            )));
+        }
+        let mut temporal_id = None;
+        for layer in (0..bitstream.num_layers()).filter_map(|i| bitstream.layer(i)) {
+            if !layer.is_video() {
+                continue;
+            }
+            let id = layer.raw_info().uiTemporalId;
+            match temporal_id {
+                Some(seen) if seen != id => {
+                    return Err(CodecError::OpenH264(format!(
+                        "one frame's layers report temporal ids {seen} and {id}"
+                    )));
+                }
+                _ => temporal_id = Some(id),
+            }
+        }
+        let temporal_id = temporal_id.unwrap_or(0);
+        if temporal_id > self.layers.highest_id() {
+            return Err(CodecError::OpenH264(format!(
+                "temporal id {temporal_id} from an encoder of {} temporal layer(s)",
+                self.layers.count()
+            )));
+        }
+        Ok(EncodedFrame {
+            bytes: bitstream.to_vec(),
+            temporal_id,
+        })
+    }
+
+    /// Initialises OpenH264 by encoding `first` (thrown away), then
+    /// switches it to the temporal layers, which re-initialises it: the next
+    /// frame starts the stream (see the module documentation).
+    #[allow(unsafe_code)]
+    fn start_temporal_layers(&mut self, first: &YUVBuffer) -> Result<(), CodecError> {
+        self.inner
+            .encode(first)
+            .map_err(|e| CodecError::OpenH264(e.to_string()))?;
+        let mut params = SEncParamExt::default();
+        // SAFETY: the encoder was initialised by the `encode` above; the
+        // option copies one SEncParamExt (`memcpy` of its size) into
+        // `params`, which outlives the call. All-zero is a valid value of
+        // the plain-data struct before that.
+        let status = unsafe {
+            self.inner.raw_api().get_option(
+                ENCODER_OPTION_SVC_ENCODE_PARAM_EXT,
+                (&raw mut params).cast(),
+            )
+        };
+        if status != 0 {
+            return Err(CodecError::OpenH264(format!(
+                "reading the encoder parameters failed ({status})"
+            )));
+        }
+        params.iTemporalLayerNum = std::os::raw::c_int::from(self.layers.count());
+        params.iNumRefFrame = reference_frames(self.layers);
+        // SAFETY: the encoder is initialised; the option reads one
+        // SEncParamExt during the call, and `params` outlives it. The
+        // parameters are the encoder's own but for the layer and reference
+        // counts, which OpenH264 validates (`ParamValidationExt`). The
+        // `openh264` wrapper relies on neither (`raw_api`'s contract): it
+        // sets its parameters again only when the picture size changes,
+        // which `encode_layered` refuses with temporal layers.
+        let status = unsafe {
+            self.inner.raw_api().set_option(
+                ENCODER_OPTION_SVC_ENCODE_PARAM_EXT,
+                (&raw mut params).cast(),
+            )
+        };
+        if status != 0 {
+            return Err(CodecError::OpenH264(format!(
+                "setting {} temporal layers failed ({status})",
+                self.layers.count()
+            )));
+        }
+        Ok(())
     }
 }
 
+#[cfg(test)]
+mod temporal_tests;
 #[cfg(test)]
 mod tests;

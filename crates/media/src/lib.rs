@@ -23,6 +23,9 @@
 //! - [`layered`]: scalable video (paper 004): frames of a base and an FGS or
 //!   discrete-layer enhancement, truncated to a share η; layered trace
 //!   files; synthetic FGS traces and EvalVid traces split into layers.
+//! - [`temporal`]: temporally scalable H.264 (OpenH264's hierarchical P,
+//!   up to four layers of whole frames): dropping upper layers, and paper
+//!   004's share η as whole frames kept lowest layer first.
 //! - [`stream`]: a stream end to end: source frames, RTP/H.264 packets, what
 //!   arrived, and the verdict (playout and quality).
 //! - [`schedule`]: paper 003's smoothing schedules (S_late, S_early, w*,
@@ -41,9 +44,11 @@ pub mod playout;
 pub mod quality;
 pub mod schedule;
 pub mod stream;
+pub mod temporal;
 pub mod yuv;
 
-// The one module with `unsafe` code: OpenH264's raw decoder API, needed to
-// decode with error concealment (see the module's documentation).
+// The one module with `unsafe` code: OpenH264's raw API, needed to decode
+// with error concealment and to encode temporal layers (see the module's
+// documentation).
 #[allow(unsafe_code)]
 pub mod codec;
