@@ -131,7 +131,9 @@ pub use config::{
     BufferConfig, BufferConfigError, BufferMode, UnknownBufferMode, MAX_FRAME_INTERVAL,
     MIN_FRAME_INTERVAL,
 };
-pub use equations::{eta, feedback_interval, frame_bits, probe_share, scheduled_bits};
+pub use equations::{
+    eta, feedback_interval, frame_bits, probe_share, scheduled_bits, tcp_friendly_rate,
+};
 pub use playout::FrameArrival;
 pub use receiver::{BufferReceiver, ReceivedFrame};
 pub use recovery::DELTA_SEQUENCE;

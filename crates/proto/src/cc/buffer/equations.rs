@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use super::{FrameSizes, Share};
+use crate::cc::equation::tfrc_rate;
+use crate::units::Rate;
 
 /// Paper 004 eq. 4: F_k = F_base_k + F_enh_k, the frame's full size in bits.
 pub fn frame_bits(frame: FrameSizes) -> u128 {
@@ -121,5 +123,34 @@ impl MeanFrameBits {
     /// B_av_size: the mean frame times the frames in T_s.
     pub(super) fn buffer_bits(&self, frames_in_preroll: f64) -> Option<f64> {
         self.mean().map(|mean| mean * frames_in_preroll)
+    }
+}
+
+/// The rate a `tfrc-capped` window may not exceed: RFC 5348's TCP
+/// throughput equation X = s/(R·f(p)) (§3.1) for the packet size `s`
+/// (bytes), the RTT and the loss event rate p the connection measures;
+/// before the first loss event (p = 0), twice the receive rate the
+/// receiver last reported, as TFRC's slow start allows (§4.3: X = min(2X,
+/// 2·X_recv)). `None` (no cap) before an RTT and a receive rate are known,
+/// and for a p or s that is not a number above zero.
+///
+/// Not TFRC's X itself: a sender that paces its own schedule below X is
+/// data-limited, and RFC 5348 §4.3 step 4 halves X_recv_set at every new
+/// loss event while it is, so X follows the schedule down and the cap
+/// never lets it back up (measured on paper 004's dumbbell with a 1 %
+/// lossy last hop in `docs/results/paper004.md`).
+pub fn tcp_friendly_rate(
+    s: f64,
+    rtt: Option<Duration>,
+    p: f64,
+    receive_rate: Rate,
+) -> Option<Rate> {
+    let rtt = rtt.filter(|r| !r.is_zero())?;
+    if p > 0.0 && p <= 1.0 && s > 0.0 {
+        tfrc_rate(s, rtt, p).ok()
+    } else if p == 0.0 && receive_rate.bits_per_sec() > 0.0 {
+        Some(receive_rate.scaled(2.0))
+    } else {
+        None
     }
 }

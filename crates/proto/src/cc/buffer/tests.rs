@@ -350,3 +350,32 @@ fn eq6_feedback_interval_is_eta_times_half_the_preroll_with_a_floor() {
     assert_eq!(second.seq, 1);
     assert!(!second.congested);
 }
+
+#[test]
+fn the_tcp_friendly_cap_is_rfc_5348_s_equation_or_twice_the_receive_rate_before_losses() {
+    let rtt = Some(ms(100));
+    // s = 1000 bytes, R = 100 ms, p = 1 %: X = s/(R·f(p)) by hand, f(p) =
+    // sqrt(2p/3) + 12·sqrt(3p/8)·p·(1 + 32p²) (b = 1, t_RTO = 4R).
+    let p: f64 = 0.01;
+    let f = (2.0 * p / 3.0).sqrt() + 12.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
+    let expected = 1000.0 / (0.1 * f);
+    let cap = tcp_friendly_rate(1000.0, rtt, p, Rate::ZERO).unwrap();
+    assert!((cap.bytes_per_sec() - expected).abs() < 1e-6 * expected);
+    // Before the first loss: twice what the receiver reported.
+    let recv = Rate::from_bits_per_sec(300_000.0);
+    assert_eq!(
+        tcp_friendly_rate(1000.0, rtt, 0.0, recv),
+        Some(Rate::from_bits_per_sec(600_000.0))
+    );
+    // Nothing known yet, or nonsense: no cap.
+    assert_eq!(tcp_friendly_rate(1000.0, None, p, recv), None);
+    assert_eq!(tcp_friendly_rate(1000.0, rtt, 0.0, Rate::ZERO), None);
+    assert_eq!(
+        tcp_friendly_rate(1000.0, Some(Duration::ZERO), p, recv),
+        None
+    );
+    assert_eq!(tcp_friendly_rate(f64::NAN, rtt, p, recv), None);
+    assert_eq!(tcp_friendly_rate(1000.0, rtt, f64::NAN, recv), None);
+    // More loss, a lower cap.
+    assert!(tcp_friendly_rate(1000.0, rtt, 0.05, recv).unwrap() < cap);
+}
