@@ -205,9 +205,16 @@ fn layered_sources_are_refused_where_they_do_not_belong_and_required_where_they_
         ),
         &["flow[0].transport"],
     );
-    // A whole FGS video over TFRC is an ordinary media flow.
+    // A whole FGS video over TFRC is an ordinary media flow: every byte of
+    // its 250 kbit/s goes, in as many packets as each frame needs.
     let tfrc = base.replace("cc = \"buffer\", mode = \"paper\",", "cc = \"tfrc\",");
     let summary = run(&tfrc);
-    assert!(summary.flows[0].buffer.is_none());
-    assert!(summary.flows[0].media.is_some());
+    let video = &summary.flows[0];
+    assert!(video.buffer.is_none());
+    assert!(video.media.is_some());
+    assert!(
+        (245e3..275e3).contains(&video.goodput_bps),
+        "{}",
+        video.goodput_bps
+    );
 }

@@ -21,7 +21,6 @@ use crate::rng::SimRng;
 use crate::scenario::{Controller, Flow, Hop, MultiConnection, Transport};
 use crate::source::{Source, SourceConfig};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use fairstream_proto::cc::buffer::BufferMode;
 
 /// The width of the throughput bins behind `rate_cov`.
 pub(super) const BIN: Duration = Duration::from_secs(1);
@@ -187,14 +186,17 @@ impl FlowState {
                 packet_size,
                 app_rate,
             } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
-            Transport::Buffer { packet_size, mode } => {
-                let ccid = match mode {
-                    // The scheme alone sets the rate: a CCID without pacing.
-                    BufferMode::Paper => Ccid::FixedRateExperimental,
-                    BufferMode::TfrcCapped => Ccid::Tfrc,
-                };
-                dccp(flow, index, seed, start, ccid, packet_size, None)
-            }
+            // The schedule alone sets the rate (`tfrc-capped` caps it with
+            // what the CCID 3 receiver reports): a CCID without pacing.
+            Transport::Buffer { packet_size, .. } => dccp(
+                flow,
+                index,
+                seed,
+                start,
+                Ccid::FixedRateExperimental,
+                packet_size,
+                None,
+            ),
         };
         let mut endpoints = endpoints;
         // A media flow with retransmission needs a session, which one plain
@@ -287,9 +289,9 @@ impl FlowState {
         } else if let (Some(config), Some(packet_size)) =
             (&flow.media, flow.transport.packet_size())
         {
-            let stream =
-                super::media::build_stream(config, active, media_seed).map_err(media_error)?;
             let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
+            let stream = super::media::build_stream(config, active, media_seed, size)
+                .map_err(media_error)?;
             match &mut endpoints {
                 Endpoints::Dccp(dccp) => {
                     dccp.media = Some(

@@ -1,10 +1,11 @@
 //! A `cc = "buffer"` flow's application ends (paper 004): the server's
 //! smoothing window ([`BufferSender`]) and the client's playout buffer
 //! ([`BufferReceiver`]) of `fairstream_proto::cc::buffer`, joined by a DCCP
-//! connection whose CCID never holds the schedule back (`paper`: the
-//! fixed-rate CCID 249 without pacing, so that the scheme alone sets the
-//! rate, as the paper's UDP streams) or caps it (`tfrc-capped`: CCID 3,
-//! whose allowed rate each window is planned under).
+//! connection on the fixed-rate CCID 249 without pacing, so that the
+//! schedule alone sets the rate, as the paper's UDP streams. Its CCID 3
+//! receiver still reports the loss event rate and the receive rate: in
+//! `tfrc-capped` mode each window is planned under the TCP-friendly rate
+//! they give (`fairstream_proto::cc::buffer::tcp_friendly_rate`).
 //!
 //! Each window's frames leave as RTP packets (payload type 96) at the times
 //! the plan gives: a frame's first byte at its `send_at`, the next bytes at
@@ -29,8 +30,8 @@ use std::time::Duration;
 
 use fairstream_media::layered::LayeredFrame;
 use fairstream_proto::cc::buffer::{
-    BufferConfig, BufferConfigError, BufferError, BufferReceiver, BufferSender, FeedbackVerdict,
-    FrameSizes, ReceivedFrame, StopReason,
+    tcp_friendly_rate, BufferConfig, BufferConfigError, BufferError, BufferReceiver, BufferSender,
+    FeedbackVerdict, FrameSizes, ReceivedFrame, StopReason,
 };
 use fairstream_proto::conn::Connection;
 use fairstream_proto::time::Instant;
@@ -102,6 +103,8 @@ pub(super) struct LayeredApp {
     /// The next extended sequence number the receiver expects.
     expected: Option<u64>,
     packet: Vec<u8>,
+    /// The mean packet size sent, s of the TCP equation.
+    mean_packet_bytes: Option<f64>,
     pub(super) stats: LayeredStats,
 }
 
@@ -127,6 +130,7 @@ impl LayeredApp {
             next_seq: 0,
             expected: None,
             packet: Vec::with_capacity(packet_size),
+            mean_packet_bytes: None,
             stats: LayeredStats::default(),
         })
     }
@@ -143,11 +147,21 @@ impl LayeredApp {
 
     // --- the sender (the client of the DCCP connection) ---
 
-    /// Plans the windows due at `now` (`cap`: TFRC's allowed rate, for
-    /// `tfrc-capped`) and hands `conn` the packets whose time has come,
+    /// Plans the windows due at `now` (for `tfrc-capped`, under
+    /// `tcp_friendly_rate` of the mean packet sent and what the connection
+    /// measured) and hands `conn` the packets whose time has come,
     /// keeping at most `depth` in its send queue.
     pub(super) fn feed(&mut self, now: Instant, conn: &mut Connection, depth: usize) {
-        let cap = conn.stats().rate;
+        // The CCID 3 receiver's p and X_recv reach CCID 249's sender, which
+        // does not act on them: the cap does (`tfrc-capped`).
+        let cap = conn.fixed_rate_sender().and_then(|ccid| {
+            tcp_friendly_rate(
+                self.mean_packet_bytes.unwrap_or(0.0),
+                conn.stats().rtt,
+                ccid.loss_event_rate(),
+                ccid.receive_rate(),
+            )
+        });
         self.plan_due(now, cap);
         while let Some(next) = self.pending.front().copied() {
             if next.at > now || conn.send_queue_len() >= depth {
@@ -155,6 +169,10 @@ impl LayeredApp {
             }
             self.pending.pop_front();
             self.write_packet(next);
+            // s as Linux's CCID 3 kept it (RFC 5348 §4.1): s = (9·s + len)/10.
+            let len = self.packet.len() as f64;
+            self.mean_packet_bytes =
+                Some(self.mean_packet_bytes.map_or(len, |s| 0.9 * s + 0.1 * len));
             if conn.send(now, &self.packet).is_err() {
                 self.stats.app_drops += 1;
             }

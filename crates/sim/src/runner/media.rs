@@ -12,7 +12,7 @@ use fairstream_media::layered::{fgs_trace, read_layered_trace, FgsTraceConfig, L
 use fairstream_media::playout::{live_frame_is_late, Playback, Player, StartupDelay};
 use fairstream_media::stream::{
     evaluate_with_fec, evalvid_files, parity_dump, parity_packets, FecParams, MediaPacket,
-    MediaReport, MediaStream, ParityPacket, Reception, SendTimes, StreamError,
+    MediaReport, MediaStream, ParityPacket, Reception, SendTimes, StreamError, RTP_HEADER_BYTES,
 };
 use fairstream_proto::session::{DatagramMeta, FecTag};
 use fairstream_proto::time::Instant;
@@ -112,21 +112,28 @@ pub(super) fn layered_frames(
 
 /// Builds the stream a flow sends. `active` is the flow's active time (the
 /// default length of generated content); `seed` draws a synthetic layered
-/// trace, whose frames a DCCP media flow sends whole.
+/// trace, whose frames a DCCP media flow sends whole, each in as many
+/// packets of `packet_size` bytes (RTP header included) as it needs.
 pub(super) fn build_stream(
     config: &MediaConfig,
     active: Duration,
     seed: u64,
+    packet_size: usize,
 ) -> Result<MediaStream, MediaSetupError> {
     let default_frames = (active.as_secs_f64() * config.fps).ceil().max(1.0) as u64;
     if let Some(frames) = layered_frames(config, active, seed) {
+        // The RTP payload a packet carries (a zero-length payload is
+        // refused by the packetizer).
+        let payload = packet_size.saturating_sub(RTP_HEADER_BYTES).max(1) as u64;
         let trace: Vec<TraceFrame> = frames?
             .iter()
             .map(|frame| TraceFrame {
                 number: frame.number(),
                 frame_type: frame.frame_type(),
                 size_bytes: frame.total_bytes(),
-                packets: 1,
+                packets: u32::try_from(frame.total_bytes().div_ceil(payload))
+                    .unwrap_or(u32::MAX)
+                    .max(1),
                 send_time_s: frame.time().as_secs_f64(),
             })
             .collect();
