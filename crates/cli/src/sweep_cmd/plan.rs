@@ -13,6 +13,11 @@
 //! # linked: "flow.a.transport.rate, flow.b.transport.rate" = ["1mbit", "2mbit"]
 //! #   (every path of a comma-separated key takes the same value)
 //!
+//! [cases]                                # named sets of changes: one more
+//!                                        # parameter, `case`, taken first
+//! tfrc = { "flow.voip.transport" = { cc = "tfrc" } }
+//! ccid2 = { "flow.voip.transport" = { cc = "ccid2" }, "run.duration" = "30s" }
+//!
 //! [baseline]                             # each point's baseline run (for harm)
 //! "flow.voip.transport" = { cc = "tcp-newreno" }
 //!
@@ -33,6 +38,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use toml::Value;
+
+/// The parameter that names a point's case (`[cases]`).
+pub(crate) const CASE_KEY: &str = "case";
 
 /// The most runs (points × seeds) one sweep may ask for.
 pub(crate) const MAX_RUNS: usize = 100_000;
@@ -75,8 +83,11 @@ pub(crate) struct Plan {
     /// Its text.
     pub(crate) base: Value,
     /// The parameters, in the order of their keys (TOML tables are read
-    /// sorted), with their values.
+    /// sorted), with their values; with `[cases]`, [`CASE_KEY`] first, its
+    /// values the cases' names.
     pub(crate) vary: Vec<(String, Vec<Value>)>,
+    /// Each case's changes (key paths and values), by name.
+    pub(crate) cases: Vec<(String, Vec<(String, Value)>)>,
     pub(crate) seeds: Vec<u64>,
     /// What the sweep file's `[baseline]` changes in each point to make its
     /// baseline run (for `harm`), in the order of the keys.
@@ -99,10 +110,10 @@ impl Plan {
         for key in table.keys() {
             if !matches!(
                 key.as_str(),
-                "scenario" | "seeds" | "vary" | "metrics" | "baseline"
+                "scenario" | "seeds" | "vary" | "cases" | "metrics" | "baseline"
             ) {
                 bail!(
-                    "unknown key `{key}` in the sweep file (known: scenario, seeds, vary, metrics, baseline)"
+                    "unknown key `{key}` in the sweep file (known: scenario, seeds, vary, cases, metrics, baseline)"
                 );
             }
         }
@@ -117,9 +128,41 @@ impl Plan {
             .with_context(|| format!("the scenario {} is not TOML", scenario.display()))?;
         let seeds = seeds(table.get("seeds"))?;
         let mut vary = Vec::new();
+        let mut cases = Vec::new();
+        if let Some(c) = table.get("cases") {
+            let c = c
+                .as_table()
+                .context("`cases` is a table of named cases, each a table of key paths")?;
+            for (name, changes) in c {
+                let changes = changes.as_table().with_context(|| {
+                    format!("case `{name}` is a table of key paths and their values")
+                })?;
+                let mut probe = base.clone();
+                let mut list = Vec::new();
+                for (key, value) in changes {
+                    set(&mut probe, key, value.clone())
+                        .with_context(|| format!("case `{name}`: `{key}`"))?;
+                    list.push((key.clone(), value.clone()));
+                }
+                cases.push((name.clone(), list));
+            }
+            if cases.is_empty() {
+                bail!("`cases` names no case");
+            }
+            vary.push((
+                CASE_KEY.to_owned(),
+                cases
+                    .iter()
+                    .map(|(name, _)| Value::String(name.clone()))
+                    .collect(),
+            ));
+        }
         if let Some(v) = table.get("vary") {
             let v = v.as_table().context("`vary` is a table of key paths")?;
             for (key, values) in v {
+                if key == CASE_KEY && !cases.is_empty() {
+                    bail!("vary `{CASE_KEY}` and [cases] both name the case: keep one");
+                }
                 let values = values_of(key, values)?;
                 // The path must name a key of the base scenario.
                 let mut probe = base.clone();
@@ -164,6 +207,7 @@ impl Plan {
             scenario,
             base,
             vary,
+            cases,
             seeds,
             baseline,
             metrics,
@@ -200,7 +244,18 @@ impl Plan {
     pub(crate) fn scenario(&self, point: &Point, seed: u64) -> Result<Value> {
         let mut scenario = self.base.clone();
         for ((key, _), value) in self.vary.iter().zip(point) {
-            set(&mut scenario, key, value.clone())?;
+            let case = value
+                .as_str()
+                .and_then(|name| self.cases.iter().find(|(n, _)| n == name))
+                .filter(|_| key == CASE_KEY);
+            match case {
+                Some((_, changes)) => {
+                    for (path, change) in changes {
+                        set(&mut scenario, path, change.clone())?;
+                    }
+                }
+                None => set(&mut scenario, key, value.clone())?,
+            }
         }
         set_seed(&mut scenario, seed)?;
         Ok(scenario)
@@ -495,5 +550,58 @@ transport = { cc = "tfrc" }
             .unwrap_err()
             .to_string();
         assert!(error.contains("`c`"), "{error}");
+    }
+
+    #[test]
+    fn cases_are_one_more_parameter_whose_values_apply_their_changes() {
+        let dir = std::env::temp_dir().join(format!("fairstream-cases-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("s.toml"),
+            "[run]\nduration = \"10s\"\nseed = 1\n[[flow]]\nname = \"a\"\ntransport = { cc = \"tfrc\" }\n",
+        )
+        .unwrap();
+        let sweep = dir.join("sweep.toml");
+        std::fs::write(
+            &sweep,
+            r#"
+scenario = "s.toml"
+[cases]
+slow = { "flow.a.transport" = { cc = "ccid2" }, "run.duration" = "20s" }
+fast = { "flow.a.transport" = { cc = "tcp-newreno" } }
+[vary]
+"run.seed" = [1, 2]
+[metrics]
+x = "/flows/0/goodput_bps"
+"#,
+        )
+        .unwrap();
+        let plan = Plan::read(&sweep).unwrap();
+        assert_eq!(plan.vary[0].0, CASE_KEY);
+        // Two cases (sorted by name) × two values.
+        let points = plan.points();
+        assert_eq!(points.len(), 4);
+        let slow = points
+            .iter()
+            .find(|p| p[0].as_str() == Some("slow"))
+            .unwrap();
+        let scenario = plan.scenario(slow, 7).unwrap();
+        assert_eq!(scenario["run"]["duration"].as_str(), Some("20s"));
+        assert_eq!(
+            scenario["flow"][0]["transport"]["cc"].as_str(),
+            Some("ccid2")
+        );
+        // A case's misspelt path is named with the case.
+        std::fs::write(
+            &sweep,
+            "scenario = \"s.toml\"\n[cases]\nbad = { \"flow.b.transport\" = 1 }\n[metrics]\nx = \"/x\"\n",
+        )
+        .unwrap();
+        let error = format!("{:#}", Plan::read(&sweep).unwrap_err());
+        assert!(
+            error.contains("case `bad`") && error.contains("`b`"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
