@@ -5,6 +5,7 @@
 //! ```text
 //! fairstream reproduce 001 --quick            # fewer seeds, shorter runs
 //! fairstream reproduce 003 --out docs/results/reproduce/003
+//! fairstream reproduce 004 --quick            # paper 004's Tables 1-2, and beyond
 //! ```
 //!
 //! Each paper's scenarios, sweeps and numbers are files under
@@ -19,6 +20,7 @@
 mod compare;
 mod paper001;
 mod paper003;
+mod paper004;
 mod paper_data;
 
 use std::path::{Path, PathBuf};
@@ -34,7 +36,7 @@ use paper_data::PaperData;
 /// Arguments of `fairstream reproduce`.
 #[derive(Debug, Args)]
 pub(crate) struct ReproduceArgs {
-    /// The paper: 001 or 003 (the numbers of ../shared/papers)
+    /// The paper: 001, 003 or 004 (the numbers of ../shared/papers)
     #[arg(value_name = "PAPER")]
     paper: String,
     /// A reduced run: fewer seeds, shorter runs
@@ -81,6 +83,11 @@ const RECIPES: &[Recipe] = &[
         inputs: paper003::INPUTS,
         build: paper003::build,
     },
+    Recipe {
+        id: "004",
+        inputs: paper004::INPUTS,
+        build: paper004::build,
+    },
 ];
 
 /// Why a paper cannot be reproduced yet.
@@ -92,10 +99,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "002",
         "its bandwidth-on-demand satellite link, voice sources and the E-model come with issue 16",
-    ),
-    (
-        "004",
-        "its receiver-buffer controller and scalable video come with issue 15",
     ),
 ];
 
@@ -256,7 +259,9 @@ fn normalise(text: &str) -> Result<&'static str> {
         0
     } else {
         digits.parse().ok().with_context(|| {
-            format!("`{text}` is not a paper number (001, 003: the papers in ../shared/papers)")
+            format!(
+                "`{text}` is not a paper number (001, 003, 004: the papers in ../shared/papers)"
+            )
         })?
     };
     let id = format!("{number:03}");
@@ -287,7 +292,7 @@ mod tests {
         assert_eq!(normalise("paper003").unwrap(), "003");
         let later = normalise("002").unwrap_err().to_string();
         assert!(
-            later.contains("issue 16") && later.contains("001, 003"),
+            later.contains("issue 16") && later.contains("001, 003, 004"),
             "{later}"
         );
         let none = normalise("9").unwrap_err().to_string();

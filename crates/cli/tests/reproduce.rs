@@ -130,10 +130,51 @@ fn paper_003_quick_computes_the_three_tables_from_simulated_rate_curves() {
 }
 
 #[test]
+fn paper_004_quick_sets_tables_1_and_2_beside_ours_and_goes_beyond() {
+    let out = scratch("004");
+    let dir = out.to_str().unwrap();
+    succeed(&["reproduce", "004", "--quick", "--out", dir, "--quiet"]);
+    let md = read(&out, "index.md");
+    // Table 1 (TFRC) beside each video, Table 2's five sessions.
+    assert_eq!(md.matches("| 196.666 |").count(), 2, "{md}");
+    for row in [
+        "| Video 1 | 215.720 |",
+        "| Video 2 | 215.354 |",
+        "| TCP 1 | 252.058 |",
+        "| TCP 3 | 285.130 |",
+    ] {
+        assert!(md.contains(row), "{row} missing from:\n{md}");
+    }
+    // The claims checked, each with a verdict.
+    assert_eq!(
+        md.matches(": holds.").count() + md.matches(": does not hold.").count(),
+        3,
+        "{md}"
+    );
+    // Beyond: three schemes × three video rates, and × three channels.
+    assert_eq!(md.matches("| buffer scheme (paper) |").count(), 6, "{md}");
+    assert_eq!(
+        md.matches("| buffer scheme, TFRC-capped (ours) |").count(),
+        6
+    );
+    // Figs. 2-4 and the buffer's state, inline in the page.
+    assert_self_contained(&read(&out, "index.html"), 4);
+    for png in [
+        "fig2-tfrc.png",
+        "fig3-buffer.png",
+        "fig4-tcp.png",
+        "buffer-state.png",
+    ] {
+        let bytes = std::fs::read(out.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
 fn papers_not_yet_reproducible_are_refused_with_the_reason() {
     for (paper, reason) in [
         ("002", "issue 16"),
-        ("004", "issue 15"),
         ("000", "issue 17"),
         ("12", "no paper 012"),
         ("one", "not a paper number"),

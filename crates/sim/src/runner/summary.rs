@@ -187,6 +187,9 @@ pub struct BufferOutcome {
     pub late_frames: u64,
     /// Data packets the receiver found missing.
     pub lost_packets: u64,
+    /// 1 when the sender cut the stream off, else 0 (a number, so that a
+    /// sweep can add it up).
+    pub cut_offs: u64,
     /// Why the sender cut the stream off, if it did (paper 004 §2.2: the
     /// base layer no longer fits).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -360,6 +363,7 @@ pub(super) fn flow_summary(
                 underruns: receiver.underruns(),
                 late_frames: receiver.late_frames(),
                 lost_packets: receiver.lost_packets(),
+                cut_offs: u64::from(stats.stop.is_some()),
                 stopped: stats.stop.map(|reason| reason.to_string()),
             }
         }),
