@@ -173,6 +173,17 @@ impl Runner {
         Ok(outcome)
     }
 
+    /// `plan`'s run length as the report writes it ("600 s"); "?" when it
+    /// has none.
+    pub(crate) fn duration(plan: &Plan) -> String {
+        plan.base
+            .get("run")
+            .and_then(|run| run.get("duration"))
+            .and_then(toml::Value::as_str)
+            .unwrap_or("?")
+            .replace('s', " s")
+    }
+
     /// The text of scenario `path` (under `experiments/`).
     pub(crate) fn input_path(&self, path: &str) -> PathBuf {
         self.inputs.join(path)

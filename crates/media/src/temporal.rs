@@ -311,18 +311,7 @@ impl TemporalFrame {
     /// (layer 0) or all enhancement (a higher layer).
     pub fn sizes(&self) -> FrameSizes {
         // At most 2^24 bytes a frame: the bits fit.
-        let bits = self.bytes * 8;
-        if self.is_base() {
-            FrameSizes {
-                base_bits: bits,
-                enhancement_bits: 0,
-            }
-        } else {
-            FrameSizes {
-                base_bits: 0,
-                enhancement_bits: bits,
-            }
-        }
+        FrameSizes::in_layer(!self.is_base(), self.bytes * 8)
     }
 
     /// Whether this frame may come after `previous`: a higher number, and a

@@ -74,13 +74,7 @@ pub(super) fn build(context: &Runner, data: &PaperData, page: &mut Page) -> Resu
          parameter's source.",
     );
     let plan = context.plan("sweeps/paper001/table1.toml", QUICK)?;
-    let duration = plan
-        .base
-        .get("run")
-        .and_then(|run| run.get("duration"))
-        .and_then(toml::Value::as_str)
-        .unwrap_or("?")
-        .replace('s', " s");
+    let duration = Runner::duration(&plan);
     page.paragraph(&format!(
         "{} seeds of {duration} per point{}.",
         plan.seeds.len(),

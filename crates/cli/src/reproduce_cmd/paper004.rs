@@ -88,13 +88,7 @@ pub(super) fn build(context: &Runner, data: &PaperData, page: &mut Page) -> Resu
          what interval), after the first 10 % of the run.",
     );
     let plan = context.plan("sweeps/paper004/tables.toml", QUICK)?;
-    let duration = plan
-        .base
-        .get("run")
-        .and_then(|run| run.get("duration"))
-        .and_then(toml::Value::as_str)
-        .unwrap_or("?")
-        .replace('s', " s");
+    let duration = Runner::duration(&plan);
     page.paragraph(&format!(
         "{} seeds of {duration} per point{}. Each cell of ours is the mean over the seeds of one \
          run's statistic, with its 95 % confidence interval.",
@@ -403,56 +397,62 @@ fn rates(context: &Runner, page: &mut Page) -> Result<()> {
         outcome: &outcome,
     };
     let rate_key = "flow.video1.media.rate, flow.video2.media.rate";
+    let rates = [
+        ("250kbit", "\"250kbit\""),
+        ("500kbit", "\"500kbit\""),
+        ("1mbit", "\"1mbit\""),
+    ];
+    beyond_table(&results, page, ("video rate", rate_key), &rates)?;
+    let harm_at_1m = |scheme: usize| -> Result<f64> {
+        let (_, case) = SCHEMES.get(scheme).context("a scheme")?;
+        let point = results.point(&[(CASE_KEY, case), (rate_key, "\"1mbit\"")])?;
+        Ok(results.stat(point, "tcp_harm")?.mean)
+    };
+    let (paper, capped) = (harm_at_1m(1)?, harm_at_1m(2)?);
+    page.paragraph(&format!(
+        "At 1 Mbit/s the paper's scheme does {} TCP (harm {paper:.2}): it sheds enhancement \
+         only when losses cost it enough whole frames to bring the buffer down to T_loss, and \
+         on a drop-tail bottleneck a flow that does not slow down takes the queue from the \
+         flows that do. Capped by TFRC's equation the harm is {capped:.2}.",
+        if paper > 0.5 { "starve" } else { "not starve" }
+    ));
+    Ok(())
+}
+
+/// The "beyond" tables' columns after the scheme and the varied value:
+/// (header, metric, scale, decimals).
+const BEYOND_COLUMNS: [(&str, &str, f64, usize); 6] = [
+    ("video goodput (kbit/s)", "video_bps", 1e-3, 1),
+    ("video 1 s SD (kbit/s)", "video_sd_bps", 1e-3, 1),
+    ("enhancement share sent", "video_enhancement", 1.0, 2),
+    ("videos cut off (of 2)", "video_cut_off", 1.0, 1),
+    ("TCP goodput (kbit/s)", "tcp_bps", 1e-3, 1),
+    ("harm to TCP", "tcp_harm", 1.0, 2),
+];
+
+/// A table of every scheme at every value of the parameter `key` (its
+/// column headed `column`): `values` are (as shown, as the sweep file
+/// writes it).
+fn beyond_table(
+    results: &Results<'_>,
+    page: &mut Page,
+    (column, key): (&str, &str),
+    values: &[(&str, &str)],
+) -> Result<()> {
     let mut rows = Vec::new();
-    let mut harm_paper_1m = None;
-    let mut harm_capped_1m = None;
-    for (scheme, (name, value)) in SCHEMES.iter().enumerate() {
-        for rate in ["\"250kbit\"", "\"500kbit\"", "\"1mbit\""] {
-            let point = results.point(&[(CASE_KEY, value), (rate_key, rate)])?;
-            let harm = results.stat(point, "tcp_harm")?;
-            if rate == "\"1mbit\"" {
-                match scheme {
-                    1 => harm_paper_1m = Some(harm.mean),
-                    2 => harm_capped_1m = Some(harm.mean),
-                    _ => {}
-                }
+    for (name, case) in SCHEMES {
+        for (shown, value) in values {
+            let point = results.point(&[(CASE_KEY, case), (key, value)])?;
+            let mut row = vec![name.to_owned(), (*shown).to_owned()];
+            for (_, metric, scale, decimals) in BEYOND_COLUMNS {
+                row.push(results.stat(point, metric)?.show(scale, decimals));
             }
-            rows.push(vec![
-                (*name).to_owned(),
-                rate.trim_matches('"').to_owned(),
-                results.stat(point, "video_bps")?.show(1e-3, 1),
-                results.stat(point, "video_sd_bps")?.show(1e-3, 1),
-                results.stat(point, "video_enhancement")?.show(1.0, 2),
-                results.stat(point, "video_cut_off")?.show(1.0, 1),
-                results.stat(point, "tcp_bps")?.show(1e-3, 1),
-                harm.show(1.0, 2),
-            ]);
+            rows.push(row);
         }
     }
-    page.table(Table {
-        header: [
-            "videos on",
-            "video rate",
-            "video goodput (kbit/s)",
-            "video 1 s SD (kbit/s)",
-            "enhancement share sent",
-            "videos cut off (of 2)",
-            "TCP goodput (kbit/s)",
-            "harm to TCP",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows,
-    });
-    if let (Some(paper), Some(capped)) = (harm_paper_1m, harm_capped_1m) {
-        page.paragraph(&format!(
-            "At 1 Mbit/s the paper's scheme does {} TCP (harm {paper:.2}): it sheds enhancement \
-             only when losses cost it enough whole frames to bring the buffer down to T_loss, and \
-             on a drop-tail bottleneck a flow that does not slow down takes the queue from the \
-             flows that do. Capped by TFRC's equation the harm is {capped:.2}.",
-            if paper > 0.5 { "starve" } else { "not starve" }
-        ));
-    }
+    let mut header = vec!["videos on".to_owned(), column.to_owned()];
+    header.extend(BEYOND_COLUMNS.iter().map(|(h, ..)| (*h).to_owned()));
+    page.table(Table { header, rows });
     Ok(())
 }
 
@@ -480,37 +480,7 @@ fn wireless(context: &Runner, page: &mut Page) -> Result<()> {
             r#"{ kind = "gilbert-elliott", p_good_good = 0.98918, p_bad_bad = 0.65, loss_good = 0.0, loss_bad = 1.0 }"#,
         ),
     ];
-    let mut rows = Vec::new();
-    for (name, value) in SCHEMES {
-        for (loss, channel) in losses {
-            let point = results.point(&[(CASE_KEY, value), (loss_key, channel)])?;
-            rows.push(vec![
-                name.to_owned(),
-                loss.to_owned(),
-                results.stat(point, "video_bps")?.show(1e-3, 1),
-                results.stat(point, "video_sd_bps")?.show(1e-3, 1),
-                results.stat(point, "video_enhancement")?.show(1.0, 2),
-                results.stat(point, "video_cut_off")?.show(1.0, 1),
-                results.stat(point, "tcp_bps")?.show(1e-3, 1),
-                results.stat(point, "tcp_harm")?.show(1.0, 2),
-            ]);
-        }
-    }
-    page.table(Table {
-        header: [
-            "videos on",
-            "last-hop loss",
-            "video goodput (kbit/s)",
-            "video 1 s SD (kbit/s)",
-            "enhancement share sent",
-            "videos cut off (of 2)",
-            "TCP goodput (kbit/s)",
-            "harm to TCP",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows,
-    });
+    beyond_table(&results, page, ("last-hop loss", loss_key), &losses)?;
     page.paragraph(
         "The paper's scheme carries on at its full rate behind a lossy hop: a lost enhancement \
          packet costs no frame, and 1-5 % of lost base packets leave the buffer above T_loss. \

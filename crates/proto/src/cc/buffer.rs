@@ -186,6 +186,25 @@ pub struct FrameSizes {
     pub enhancement_bits: u64,
 }
 
+impl FrameSizes {
+    /// `bits` all in one layer: the base layer, or the enhancement layer
+    /// when `enhancement` (a part of a frame that carries one layer, or a
+    /// frame of a temporal layer above the first).
+    pub fn in_layer(enhancement: bool, bits: u64) -> FrameSizes {
+        if enhancement {
+            FrameSizes {
+                base_bits: 0,
+                enhancement_bits: bits,
+            }
+        } else {
+            FrameSizes {
+                base_bits: bits,
+                enhancement_bits: 0,
+            }
+        }
+    }
+}
+
 /// What the receiver tells the sender (paper 004 §2.4: "the average buffer
 /// occupancy in bits and the proportional temporal occupancy"), with what
 /// the sender needs for the deficit and the cut-off.

@@ -310,17 +310,7 @@ impl LayeredApp {
             self.expected = Some(seq + 1);
         }
         let bits = (rtp.payload.len() - LAYER_HEADER_LEN) as u64 * 8;
-        let received = if header[0] == 0 {
-            FrameSizes {
-                base_bits: bits,
-                enhancement_bits: 0,
-            }
-        } else {
-            FrameSizes {
-                base_bits: 0,
-                enhancement_bits: bits,
-            }
-        };
+        let received = FrameSizes::in_layer(header[0] != 0, bits);
         self.receiver.on_frame(
             now,
             &ReceivedFrame {
