@@ -20,7 +20,7 @@ use fairstream_proto::time::Instant;
 use thiserror::Error;
 
 use crate::link::{Capacity, LinkConfig, LinkDirection, LinkError};
-use crate::queue::{self, Limit, SimPacket};
+use crate::queue::{self, Limit, SimPacket, TrafficClass};
 use crate::rng::SimRng;
 use crate::scenario::{self, Direction, Hop, Scenario};
 use crate::tcp::{Ack, Segment};
@@ -75,6 +75,9 @@ pub struct Packet {
     /// The ECN field of its IP header (RFC 3168 §5): set by the sending
     /// host, turned into CE by a marking queue on the way.
     pub ecn: Ecn,
+    /// Its flow's traffic class (the scenario's `class`), both ways: a
+    /// class-based priority queue serves it by this.
+    pub class: TrafficClass,
     /// What it carries.
     pub body: Body,
 }
@@ -110,6 +113,10 @@ impl SimPacket for Packet {
 
     fn set_ce(&mut self) {
         self.ecn = Ecn::Ce;
+    }
+
+    fn class(&self) -> TrafficClass {
+        self.class
     }
 
     /// The simulator's 5-tuple: the flow (its two hosts and transport),
@@ -306,6 +313,7 @@ fn queue_config(
         }
         scenario::QueueConfig::CoDel(codel) => queue::QueueConfig::CoDel(*codel),
         scenario::QueueConfig::FqCoDel(fq) => queue::QueueConfig::FqCoDel(*fq),
+        scenario::QueueConfig::Priority(priority) => queue::QueueConfig::Priority(*priority),
     })
 }
 
@@ -344,6 +352,7 @@ mod tests {
             toward_receiver: true,
             sent_at: Instant::ZERO,
             ecn: Ecn::NotEct,
+            class: TrafficClass::Default,
             body: Body::Datagram { size: 1000 },
         };
         assert_eq!(datagram.size_bytes(), 1000);
@@ -362,6 +371,7 @@ mod tests {
             toward_receiver: true,
             sent_at: Instant::ZERO,
             ecn: Ecn::Ect0,
+            class: TrafficClass::Default,
             body: Body::Dccp {
                 bytes: [&ports[..], &[0u8; 12]].concat().into(),
                 payload_len: 0,

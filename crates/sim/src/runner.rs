@@ -464,12 +464,14 @@ impl Simulation {
                 .flows
                 .get(index)
                 .map_or(Ecn::NotEct, |f| f.codepoint(&body));
+            let class = self.flows.get(index).map(|f| f.class).unwrap_or_default();
             let packet = Packet {
                 id: self.next_packet_id,
                 flow: index,
                 toward_receiver,
                 sent_at: now,
                 ecn,
+                class,
                 body,
             };
             self.next_packet_id += 1;

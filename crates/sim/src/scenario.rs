@@ -36,7 +36,7 @@
 //! | `cc` | keys |
 //! |---|---|
 //! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
-//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1) |
+//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1), `max_window` (segments) |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
 //!
@@ -49,6 +49,7 @@
 //! | `"red"` | `min_th`, `max_th`, `max_p` (required), `weight = 0.002`, `limit_packets = max(100, 2·max_th)`, `gentle = true`, `ecn = false` |
 //! | `"codel"` (RFC 8289) | `target = "5ms"`, `interval = "100ms"`, `packets = 1000`, `ecn = false` |
 //! | `"fq-codel"` (RFC 8290) | `flows = 1024`, `quantum = 1514` (bytes), `target = "5ms"`, `interval = "100ms"`, `packets = 10240` (total), `ecn = true` |
+//! | `"priority"` (paper 002's CBQ) | `packets = 100` (each class), `scheduler = "fifo"` or `"wrr"`, `weight_video = 1`, `weight_default = 1`, `weight_background = 1` (with `"wrr"`) |
 //!
 //! With `ecn = true` an AQM marks ECN-capable packets CE where it would
 //! drop them (RFC 3168 §5); Not-ECT packets are dropped as before and a full
@@ -212,9 +213,16 @@ pub enum QueueConfig {
     /// interval?, packets?, ecn? }`, defaults (RFC 8290 §5.2) 1024 flows, a
     /// 1514-byte quantum, 5 ms, 100 ms, 10240 packets and ECN on.
     FqCoDel(FqCoDelConfig),
+    /// Class-based priority queueing (paper 002's CBQ): `{ kind =
+    /// "priority", packets?, scheduler?, weight_video?, weight_default?,
+    /// weight_background? }`; defaults [`DEFAULT_QUEUE_PACKETS`] a class,
+    /// `"fifo"` below voice, weights 1 (see [`PriorityConfig`]).
+    Priority(PriorityConfig),
 }
 
-pub use crate::queue::{CoDelConfig, FqCoDelConfig};
+pub use crate::queue::{
+    CoDelConfig, FqCoDelConfig, PriorityConfig, PriorityScheduler, TrafficClass,
+};
 
 /// Parameters of a RED queue (`{ kind = "red", min_th, max_th, max_p, weight?,
 /// limit_packets?, gentle? }`).
@@ -267,6 +275,10 @@ pub struct Flow {
     /// Several DCCP connections for the flow (`conns`, `controller`,
     /// `policy`, `start_offset` in the transport); `None`: one connection.
     pub multi: Option<MultiConnection>,
+    /// `class`: the traffic class its packets carry, both ways (`"voice"`,
+    /// `"video"`, `"default"`, `"background"`); only a `kind =
+    /// "priority"` queue tells classes apart. Default `"default"`.
+    pub class: TrafficClass,
     /// A `cc = "buffer"` flow: paper 004's controller as configured
     /// (`preroll`, `congestion_threshold`, `loss_threshold` in the
     /// transport; the frame interval from the media's `fps`).
@@ -472,6 +484,10 @@ pub enum Transport {
         /// receiver echoes CE with ECE, the sender halves its window and
         /// answers with CWR; default `false`.
         ecn: bool,
+        /// `max_window`: the largest window in segments of `mss` (ns-2's
+        /// `window_`; paper 002 §IV.A: "a maximum congestion window (cwnd)
+        /// of 40 packets"); default `None`, no cap.
+        max_window: Option<u32>,
     },
     /// Paper 004's receiver-buffer control of layered video (`cc =
     /// "buffer"`), carried by DCCP: the `media` table must give a layered

@@ -90,6 +90,8 @@ pub(super) struct CountTally {
 pub(super) struct FlowState {
     pub(super) name: String,
     pub(super) cc: &'static str,
+    /// The traffic class its packets carry (`class`).
+    pub(super) class: crate::queue::TrafficClass,
     pub(super) start: Instant,
     /// Its `stop`, or the end of the run.
     pub(super) stop: Instant,
@@ -123,12 +125,14 @@ impl FlowState {
                 mss,
                 min_rto,
                 ecn,
+                max_window,
                 ..
             } => {
                 let config = TcpConfig {
                     mss: mss.get(),
                     min_rto,
                     ecn,
+                    max_window: max_window.map(|segments| u64::from(segments) * mss.get()),
                     delayed_ack: delayed_ack.then_some(Duration::from_millis(200)),
                     ..TcpConfig::default()
                 };
@@ -312,6 +316,7 @@ impl FlowState {
         Ok(FlowState {
             name: flow.name.clone(),
             cc: flow.transport.cc_name(),
+            class: flow.class,
             start,
             stop,
             forward,

@@ -63,4 +63,6 @@ pub(crate) struct RawFlow {
     pub(crate) transport: Spanned<RawTable>,
     /// The media source of a DCCP flow (`media = { source = ... }`).
     pub(crate) media: Option<Spanned<RawTable>>,
+    /// The traffic class of its packets (`class = "voice"`).
+    pub(crate) class: Option<Spanned<String>>,
 }

@@ -13,11 +13,13 @@ use super::error::{ScenarioError, Source};
 use super::fields::{bytes_at, duration_at, rate_at, Fields};
 use super::raw::{RawFlow, RawLink, RawScenario};
 use super::routing::shortest_path;
+use crate::queue::UnknownTrafficClass;
+
 use super::{
     Capacity, Controller, DelayChange, Flow, Link, LossModel, MediaConfig, MediaSourceConfig,
     MultiConnection, Node, NodeId, QueueConfig, RunConfig, Scenario, SendMode, StartupDelaySetting,
-    Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS,
-    DEFAULT_SEED,
+    TrafficClass, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE,
+    DEFAULT_QUEUE_PACKETS, DEFAULT_SEED,
 };
 
 /// Parses and validates a whole scenario.
@@ -498,7 +500,14 @@ fn flow_from_raw(
             Some(config)
         }
     };
+    let class = match &raw.class {
+        None => TrafficClass::Default,
+        Some(text) => text.get_ref().parse().map_err(|e: UnknownTrafficClass| {
+            source.invalid(text.span(), format!("{path}.class"), e.to_string())
+        })?,
+    };
     Ok(Flow {
+        class,
         name: name.clone(),
         from,
         to,
@@ -770,6 +779,7 @@ fn transport_from_raw(
                 .unwrap_or(super::DEFAULT_MIN_RTO),
             // RFC 3168 §6.1: ECN-capable transport; off unless asked.
             ecn: fields.boolean("ecn")?.unwrap_or(false),
+            max_window: max_window(&mut fields)?,
         },
         "cbr" => Transport::Cbr {
             rate: fields.rate("rate")?,
@@ -805,6 +815,26 @@ fn transport_from_raw(
     let what = format!("cc \"{cc}\" in {}", fields.path());
     fields.finish(&what)?;
     Ok((transport, multi, buffer))
+}
+
+/// The largest TCP window a scenario may ask for, in segments.
+const MAX_TCP_WINDOW_SEGMENTS: u32 = 1 << 20;
+
+/// `max_window`: a TCP window cap in segments (paper 002 §IV.A's 40).
+fn max_window(fields: &mut Fields<'_>) -> Result<Option<u32>, ScenarioError> {
+    match fields.number("max_window")? {
+        None => Ok(None),
+        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= f64::from(MAX_TCP_WINDOW_SEGMENTS) => {
+            Ok(Some(n as u32))
+        }
+        Some(n) => Err(fields.error(
+            "max_window",
+            format!(
+                "{n} is not a whole number of segments in 1..={MAX_TCP_WINDOW_SEGMENTS} \
+                 (paper 002 used 40)"
+            ),
+        )),
+    }
 }
 
 /// The controller keys of a `cc = "buffer"` transport (paper 004 §2.1:

@@ -1,0 +1,233 @@
+//! Paper 002's models in whole runs (issue 16): TCP's maximum window,
+//! class-based priority queueing, web-like TCP traffic and the
+//! bandwidth-on-demand satellite link. Each test asserts on what the
+//! simulator measured and prints its figures.
+
+use fairstream_sim::runner::{FlowSummary, Simulation, Summary};
+use fairstream_sim::scenario::Scenario;
+
+mod common;
+
+use common::{assert_refused, replaced};
+
+/// Sender `a`, router `r`, receiver `b`: a fast access link, then `link`
+/// (the rest of a `[[link]]` table between `r` and `b`), then `flows`.
+fn scenario(duration_s: u32, link: &str, flows: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "{duration_s}s"
+seed = 16
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "r"]
+rate = "100mbit"
+delay = "1ms"
+queue = {{ kind = "droptail", packets = 10000 }}
+[[link]]
+between = ["r", "b"]
+{link}
+{flows}
+"#
+    )
+}
+
+fn flow(name: &str, transport: &str, extra: &str) -> String {
+    format!(
+        "[[flow]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\n{extra}\ntransport = {transport}\n"
+    )
+}
+
+fn run(text: &str) -> Summary {
+    let scenario = Scenario::from_str(text, "paper002.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut simulation = Simulation::new(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    let summary = simulation.run();
+    assert!(summary.conservation_ok, "packet conservation broken");
+    summary
+}
+
+fn flow_summary<'a>(summary: &'a Summary, name: &str) -> &'a FlowSummary {
+    summary
+        .flows
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no flow {name}"))
+}
+
+#[test]
+fn tcp_max_window_caps_throughput_at_window_over_rtt() {
+    // 40 segments of 1460 B per ~100 ms RTT is 4.67 Mbit/s, far below the
+    // 20 Mbit/s bottleneck; without the cap TCP fills the bottleneck.
+    let link =
+        "rate = \"20mbit\"\ndelay = \"49ms\"\nqueue = { kind = \"droptail\", packets = 1000 }";
+    let capped = run(&scenario(
+        30,
+        link,
+        &flow("tcp", "{ cc = \"tcp-newreno\", max_window = 40 }", ""),
+    ));
+    let free = run(&scenario(
+        30,
+        link,
+        &flow("tcp", "{ cc = \"tcp-newreno\" }", ""),
+    ));
+    let capped = flow_summary(&capped, "tcp");
+    let free = flow_summary(&free, "tcp");
+    let rtt = capped.mean_rtt_s.unwrap_or(0.0);
+    let bound = 40.0 * 1460.0 * 8.0 / rtt;
+    println!(
+        "capped: {:.3} Mbit/s over RTT {rtt:.4} s (40 MSS/RTT = {:.3} Mbit/s); free: {:.3} Mbit/s",
+        capped.goodput_bps / 1e6,
+        bound / 1e6,
+        free.goodput_bps / 1e6
+    );
+    assert!(capped.goodput_bps <= bound * 1.01, "the cap was exceeded");
+    assert!(capped.goodput_bps > bound * 0.9, "the cap was not reached");
+    assert!(free.goodput_bps > 2.0 * capped.goodput_bps);
+}
+
+#[test]
+fn tcp_max_window_is_checked() {
+    let tcp = |max_window: &str| {
+        replaced(
+            "transport = { cc = \"tfrc\" }",
+            &format!("transport = {{ cc = \"tcp-newreno\", max_window = {max_window} }}"),
+        )
+    };
+    assert_refused(&tcp("0"), 24, &["transport.max_window", "whole number"]);
+    assert_refused(&tcp("2.5"), 24, &["transport.max_window"]);
+    assert_refused(&tcp("\"40\""), 24, &["transport.max_window", "number"]);
+    assert!(Scenario::from_str(&tcp("40"), "ok.toml").is_ok());
+}
+
+/// A G.711-like call (64 kbit/s of 160-byte packets) of `class` and two
+/// bulk TCP flows through a 2 Mbit/s bottleneck with `queue`.
+fn voice_and_tcp(queue: &str, class: &str) -> String {
+    let link = format!("rate = \"2mbit\"\ndelay = \"20ms\"\nqueue = {queue}");
+    let flows = [
+        flow(
+            "voice",
+            "{ cc = \"cbr\", rate = \"64kbit\", packet_size = 160 }",
+            &format!("class = \"{class}\""),
+        ),
+        flow("tcp1", "{ cc = \"tcp-newreno\", min_rto = \"200ms\" }", ""),
+        flow("tcp2", "{ cc = \"tcp-newreno\", min_rto = \"200ms\" }", ""),
+    ]
+    .concat();
+    scenario(20, &link, &flows)
+}
+
+#[test]
+fn priority_queue_keeps_voice_out_of_the_tcp_queue() {
+    let fifo = run(&voice_and_tcp(
+        "{ kind = \"droptail\", packets = 100 }",
+        "voice",
+    ));
+    let cbq = run(&voice_and_tcp(
+        "{ kind = \"priority\", packets = 100 }",
+        "voice",
+    ));
+    // The class only matters to a priority queue: as "default" the call
+    // shares the FIFO below voice with TCP.
+    let unclassed = run(&voice_and_tcp(
+        "{ kind = \"priority\", packets = 100 }",
+        "default",
+    ));
+    let delay = |s: &Summary| flow_summary(s, "voice").mean_one_way_delay_s.unwrap_or(0.0);
+    let lost = |s: &Summary| flow_summary(s, "voice").packets_lost_congestion;
+    let tcp =
+        |s: &Summary| flow_summary(s, "tcp1").goodput_bps + flow_summary(s, "tcp2").goodput_bps;
+    println!(
+        "voice delay: droptail {:.4} s ({} lost), priority {:.4} s ({} lost), \
+         priority as default {:.4} s; TCP {:.3} / {:.3} Mbit/s",
+        delay(&fifo),
+        lost(&fifo),
+        delay(&cbq),
+        lost(&cbq),
+        delay(&unclassed),
+        tcp(&fifo) / 1e6,
+        tcp(&cbq) / 1e6
+    );
+    // 20 ms of propagation, the access link and at most one 1500-byte
+    // packet ahead (6 ms at 2 Mbit/s): well under 30 ms.
+    assert!(delay(&cbq) < 0.030, "voice waited behind TCP");
+    assert_eq!(lost(&cbq), 0);
+    // Behind a 100-packet FIFO kept full by TCP, far more.
+    assert!(delay(&fifo) > 0.2);
+    assert!(delay(&unclassed) > 0.2);
+    // TCP still fills the rest of the link.
+    assert!(tcp(&cbq) > 1.5e6);
+}
+
+#[test]
+fn weighted_round_robin_shares_the_link_by_weight() {
+    let link = "rate = \"2mbit\"\ndelay = \"20ms\"\n\
+                queue = { kind = \"priority\", scheduler = \"wrr\", weight_video = 3, weight_default = 1 }";
+    let flows = [
+        flow(
+            "video",
+            "{ cc = \"cbr\", rate = \"3mbit\", packet_size = 1000 }",
+            "class = \"video\"",
+        ),
+        flow(
+            "data",
+            "{ cc = \"cbr\", rate = \"3mbit\", packet_size = 1000 }",
+            "",
+        ),
+    ]
+    .concat();
+    let summary = run(&scenario(10, link, &flows));
+    let video = flow_summary(&summary, "video").goodput_bps;
+    let data = flow_summary(&summary, "data").goodput_bps;
+    println!(
+        "video {:.3} Mbit/s, data {:.3} Mbit/s",
+        video / 1e6,
+        data / 1e6
+    );
+    // Equal packets, weights 3 : 1.
+    assert!((video / data - 3.0).abs() < 0.1, "ratio {}", video / data);
+}
+
+#[test]
+fn priority_queue_and_class_keys_are_checked() {
+    let queue = |table: &str| replaced("{ kind = \"droptail\", packets = 50 }", table);
+    assert_refused(
+        &queue("{ kind = \"priority\", scheduler = \"drr\" }"),
+        14,
+        &["queue.scheduler", "\"fifo\" or \"wrr\""],
+    );
+    assert_refused(
+        &queue("{ kind = \"priority\", weight_video = 2 }"),
+        14,
+        &["queue.weight_video", "scheduler = \"wrr\""],
+    );
+    assert_refused(
+        &queue("{ kind = \"priority\", scheduler = \"wrr\", weight_default = 0 }"),
+        14,
+        &["queue.weight_default", "whole number"],
+    );
+    assert_refused(
+        &queue("{ kind = \"priority\", packets = 0 }"),
+        14,
+        &["queue.packets"],
+    );
+    assert_refused(
+        &queue("{ kind = \"priority\", bytes = 100 }"),
+        14,
+        &["queue.bytes", "unknown key"],
+    );
+    assert_refused(
+        &replaced("to = \"c\"", "to = \"c\"\nclass = \"gold\""),
+        24,
+        &["flow[0].class", "unknown traffic class \"gold\""],
+    );
+    assert!(Scenario::from_str(
+        &replaced("to = \"c\"", "to = \"c\"\nclass = \"voice\""),
+        "ok.toml"
+    )
+    .is_ok());
+}
