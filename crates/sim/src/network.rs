@@ -41,6 +41,20 @@ pub enum Body {
     TcpSegment(Segment),
     /// A TCP acknowledgment (receiver to sender).
     TcpAck(Ack),
+    /// A data segment of transfer `transfer` of a web flow (`cc = "web"`).
+    WebSegment {
+        /// The transfer's number within its flow.
+        transfer: u64,
+        /// The segment.
+        segment: Segment,
+    },
+    /// An acknowledgment of transfer `transfer` of a web flow.
+    WebAck {
+        /// The transfer's number within its flow.
+        transfer: u64,
+        /// The acknowledgment.
+        ack: Ack,
+    },
     /// A UDP datagram of an application source.
     Datagram {
         /// Payload bytes (the link adds its per-packet overhead).
@@ -99,8 +113,8 @@ impl Packet {
 impl SimPacket for Packet {
     fn size_bytes(&self) -> u32 {
         let bytes = match &self.body {
-            Body::TcpSegment(segment) => segment.wire_size(),
-            Body::TcpAck(ack) => ack.wire_size(),
+            Body::TcpSegment(segment) | Body::WebSegment { segment, .. } => segment.wire_size(),
+            Body::TcpAck(ack) | Body::WebAck { ack, .. } => ack.wire_size(),
             Body::Datagram { size } => u64::from(*size),
             Body::Dccp { bytes, .. } => bytes.len() as u64,
         };

@@ -37,6 +37,7 @@
 //! |---|---|
 //! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
 //! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1), `max_window` (segments) |
+//! | `"web"` (many short NewReno transfers, [`WebTraffic`]) | `sessions`, `size_mean`, `size_shape`, `think`, and the TCP keys but `sack` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
 //!
@@ -78,6 +79,7 @@ mod queue;
 mod raw;
 mod routing;
 mod validate;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,6 +89,10 @@ use fairstream_proto::cc::buffer::{BufferConfig, BufferMode};
 use fairstream_proto::units::{Bytes, Rate};
 
 pub use error::{Location, ScenarioError};
+pub use web::{
+    TcpOptions, WebTraffic, DEFAULT_WEB_SESSIONS, DEFAULT_WEB_SIZE_SEGMENTS,
+    DEFAULT_WEB_SIZE_SHAPE, DEFAULT_WEB_THINK, MAX_WEB_SESSIONS, MAX_WEB_TRANSFER_BYTES,
+};
 
 /// The seed used when `[run]` has no `seed` key.
 pub const DEFAULT_SEED: u64 = 1;
@@ -489,6 +495,16 @@ pub enum Transport {
         /// of 40 packets"); default `None`, no cap.
         max_window: Option<u32>,
     },
+    /// Web-like TCP traffic (`cc = "web"`): many short NewReno transfers
+    /// with Pareto sizes and exponential think times ([`WebTraffic`]),
+    /// reported as one flow.
+    Web {
+        /// The TCP of every transfer (the `cc = "tcp-newreno"` keys but
+        /// `sack`).
+        tcp: TcpOptions,
+        /// The users and their transfers.
+        web: WebTraffic,
+    },
     /// Paper 004's receiver-buffer control of layered video (`cc =
     /// "buffer"`), carried by DCCP: the `media` table must give a layered
     /// source (`"fgs"` or a `.lt` trace). The controller's configuration,
@@ -534,6 +550,7 @@ impl Transport {
             | Transport::Cbr { packet_size, .. }
             | Transport::OnOff { packet_size, .. } => Some(packet_size),
             Transport::TcpNewReno { mss, .. } => Some(mss),
+            Transport::Web { tcp, .. } => Some(tcp.mss),
         }
     }
 
@@ -544,6 +561,7 @@ impl Transport {
             Transport::TfrcSp { .. } => "tfrc-sp",
             Transport::Ccid2 { .. } => "ccid2",
             Transport::TcpNewReno { .. } => "tcp-newreno",
+            Transport::Web { .. } => "web",
             Transport::Buffer { .. } => "buffer",
             Transport::Cbr { .. } => "cbr",
             Transport::OnOff { .. } => "onoff",

@@ -231,3 +231,97 @@ fn priority_queue_and_class_keys_are_checked() {
     )
     .is_ok());
 }
+
+#[test]
+fn web_users_complete_many_short_transfers() {
+    let link = "rate = \"2mbit\"\ndelay = \"50ms\"\nqueue = { kind = \"droptail\", packets = 50 }";
+    let web = |sessions: u32| {
+        run(&scenario(
+            60,
+            link,
+            &flow(
+                "web",
+                &format!(
+                    "{{ cc = \"web\", sessions = {sessions}, min_rto = \"200ms\", max_window = 40 }}"
+                ),
+                "",
+            ),
+        ))
+    };
+    let light = web(2);
+    let heavy = web(20);
+    let outcome = |s: &Summary| {
+        let flow = flow_summary(s, "web");
+        (flow.web.expect("a web outcome"), flow.goodput_bps)
+    };
+    let (light_web, light_goodput) = outcome(&light);
+    let (heavy_web, heavy_goodput) = outcome(&heavy);
+    println!(
+        "2 users: {} of {} transfers, mean {:.3} s, {:.3} Mbit/s; \
+         20 users: {} of {} transfers, mean {:.3} s, {:.3} Mbit/s",
+        light_web.transfers_completed,
+        light_web.transfers_started,
+        light_web.mean_completion_time_s.unwrap_or(0.0),
+        light_goodput / 1e6,
+        heavy_web.transfers_completed,
+        heavy_web.transfers_started,
+        heavy_web.mean_completion_time_s.unwrap_or(0.0),
+        heavy_goodput / 1e6
+    );
+    // Each user alternates a transfer of ~10 segments (at least a few
+    // RTTs of 100 ms) and a 1 s think time: tens of transfers a minute.
+    assert!(light_web.transfers_completed > 40);
+    assert!(light_web.transfers_started - light_web.transfers_completed <= 2);
+    // More users move more data and wait longer for it.
+    assert!(heavy_goodput > 3.0 * light_goodput);
+    assert!(
+        heavy_web.mean_completion_time_s.unwrap_or(0.0)
+            > light_web.mean_completion_time_s.unwrap_or(f64::MAX)
+    );
+    // Mean completion time is at least one RTT.
+    assert!(light_web.mean_completion_time_s.unwrap_or(0.0) > 0.1);
+    // The same seed gives the same run.
+    assert_eq!(web(2), light);
+}
+
+#[test]
+fn web_keys_are_checked() {
+    let web = |keys: &str| {
+        replaced(
+            "transport = { cc = \"tfrc\" }",
+            &format!("transport = {{ cc = \"web\"{keys} }}"),
+        )
+    };
+    assert_refused(
+        &web(", sessions = 0"),
+        24,
+        &["transport.sessions", "whole number"],
+    );
+    assert_refused(
+        &web(", size_shape = 1.0"),
+        24,
+        &["transport.size_shape", "(1, 10]"],
+    );
+    assert_refused(&web(", size_mean = 0"), 24, &["transport.size_mean"]);
+    assert_refused(
+        &web(", think = \"0s\""),
+        24,
+        &["transport.think", "greater than zero"],
+    );
+    assert_refused(
+        &web(", sack = true"),
+        24,
+        &["transport.sack", "unknown key"],
+    );
+    assert_refused(
+        &web(", rate = \"1mbit\""),
+        24,
+        &["transport.rate", "unknown key"],
+    );
+    let ok = Scenario::from_str(
+        &web(", sessions = 5, size_mean = \"20kB\", size_shape = 1.5, think = \"2s\", mss = 1000"),
+        "ok.toml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("{:?}", ok.flows()[0].transport);
+}

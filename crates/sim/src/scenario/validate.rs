@@ -725,8 +725,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
 fn transport_from_raw(
     mut fields: Fields<'_>,
 ) -> Result<(Transport, Option<MultiConnection>, Option<BufferConfig>), ScenarioError> {
-    const CCS: &str =
-        "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"tcp-newreno\", \"cbr\" or \"onoff\"";
+    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"tcp-newreno\", \"web\", \"cbr\" or \"onoff\"";
     let cc = fields
         .string("cc")?
         .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
@@ -759,28 +758,31 @@ fn transport_from_raw(
                     .map_err(|e: UnknownBufferMode| fields.error("mode", e.to_string()))?,
             },
         },
-        "tcp-newreno" => Transport::TcpNewReno {
-            delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
-            sack: match fields.boolean("sack")? {
-                // The model has no SACK scoreboard: asking for one is refused
-                // rather than silently ignored.
-                Some(true) => {
-                    return Err(fields.error(
-                        "sack",
-                        "SACK (RFC 2018) is not modelled by the simulator's TCP; \
-                         use sack = false or leave the key out",
-                    ))
-                }
-                _ => false,
-            },
-            mss: fields.packet_size("mss")?.unwrap_or(DEFAULT_PACKET_SIZE),
-            min_rto: fields
-                .optional_duration("min_rto")?
-                .unwrap_or(super::DEFAULT_MIN_RTO),
-            // RFC 3168 §6.1: ECN-capable transport; off unless asked.
-            ecn: fields.boolean("ecn")?.unwrap_or(false),
-            max_window: max_window(&mut fields)?,
-        },
+        "tcp-newreno" => {
+            // The model has no SACK scoreboard: asking for one is refused
+            // rather than silently ignored.
+            if fields.boolean("sack")? == Some(true) {
+                return Err(fields.error(
+                    "sack",
+                    "SACK (RFC 2018) is not modelled by the simulator's TCP; \
+                     use sack = false or leave the key out",
+                ));
+            }
+            let tcp = super::web::tcp_options(&mut fields)?;
+            Transport::TcpNewReno {
+                delayed_ack: tcp.delayed_ack,
+                sack: false,
+                mss: tcp.mss,
+                min_rto: tcp.min_rto,
+                ecn: tcp.ecn,
+                max_window: tcp.max_window,
+            }
+        }
+        "web" => {
+            let tcp = super::web::tcp_options(&mut fields)?;
+            let web = super::web::web_traffic(&mut fields, tcp.mss)?;
+            Transport::Web { tcp, web }
+        }
         "cbr" => Transport::Cbr {
             rate: fields.rate("rate")?,
             packet_size: packet_size(&mut fields)?,
@@ -815,26 +817,6 @@ fn transport_from_raw(
     let what = format!("cc \"{cc}\" in {}", fields.path());
     fields.finish(&what)?;
     Ok((transport, multi, buffer))
-}
-
-/// The largest TCP window a scenario may ask for, in segments.
-const MAX_TCP_WINDOW_SEGMENTS: u32 = 1 << 20;
-
-/// `max_window`: a TCP window cap in segments (paper 002 §IV.A's 40).
-fn max_window(fields: &mut Fields<'_>) -> Result<Option<u32>, ScenarioError> {
-    match fields.number("max_window")? {
-        None => Ok(None),
-        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= f64::from(MAX_TCP_WINDOW_SEGMENTS) => {
-            Ok(Some(n as u32))
-        }
-        Some(n) => Err(fields.error(
-            "max_window",
-            format!(
-                "{n} is not a whole number of segments in 1..={MAX_TCP_WINDOW_SEGMENTS} \
-                 (paper 002 used 40)"
-            ),
-        )),
-    }
 }
 
 /// The controller keys of a `cc = "buffer"` transport (paper 004 §2.1:
