@@ -19,7 +19,7 @@ use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 use thiserror::Error;
 
-use crate::link::{Capacity, LinkConfig, LinkDirection, LinkError};
+use crate::link::{BodConfig, Capacity, LinkConfig, LinkDirection, LinkError};
 use crate::queue::{self, Limit, SimPacket, TrafficClass};
 use crate::rng::SimRng;
 use crate::scenario::{self, Direction, Hop, Scenario};
@@ -213,37 +213,49 @@ impl Network {
                 .between
                 .map(|id| nodes.get(id.0).map(|n| n.name.clone()).unwrap_or_default());
             let name = format!("{}-{}", ends[0], ends[1]);
-            let make =
-                |capacity: Capacity, tag: &str| -> Result<LinkDirection<Packet>, NetworkError> {
-                    let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
-                    let config = LinkConfig {
-                        capacity,
-                        delay: link.delay,
-                        delay_change: link.delay_change.map(|c| (Instant::ZERO + c.at, c.delay)),
-                        overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
-                        queue,
-                        loss: link.loss,
-                    };
-                    let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
-                    let mut direction =
-                        LinkDirection::new(config, rng, Instant::ZERO).map_err(|source| {
-                            NetworkError::Link {
-                                link: name.clone(),
-                                source,
-                            }
-                        })?;
-                    direction.keep_lost_packets();
-                    direction.keep_dropped_packets();
-                    Ok(direction)
+            let make = |capacity: Capacity,
+                        tag: &str,
+                        bod: Option<BodConfig>|
+             -> Result<LinkDirection<Packet>, NetworkError> {
+                let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
+                let config = LinkConfig {
+                    capacity,
+                    delay: link.delay,
+                    delay_change: link.delay_change.map(|c| (Instant::ZERO + c.at, c.delay)),
+                    overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
+                    queue,
+                    loss: link.loss,
                 };
+                let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
+                let direction = match bod {
+                    Some(bod) => {
+                        LinkDirection::with_bandwidth_on_demand(config, bod, rng, Instant::ZERO)
+                    }
+                    None => LinkDirection::new(config, rng, Instant::ZERO),
+                };
+                let mut direction = direction.map_err(|source| NetworkError::Link {
+                    link: name.clone(),
+                    source,
+                })?;
+                direction.keep_lost_packets();
+                direction.keep_dropped_packets();
+                Ok(direction)
+            };
             let (forward, reverse) = match &link.capacity {
                 scenario::Capacity::Fixed(rate) => (Capacity::Fixed(*rate), Capacity::Fixed(*rate)),
+                scenario::Capacity::BandwidthOnDemand { forward, reverse } => {
+                    (Capacity::Fixed(forward.max_rate), Capacity::Fixed(*reverse))
+                }
                 scenario::Capacity::Trace { up, down } => (
                     Capacity::Trace(load_trace(up, &name)?),
                     Capacity::Trace(load_trace(down, &name)?),
                 ),
             };
-            let directions = [make(forward, "fwd")?, make(reverse, "rev")?];
+            let bod = match &link.capacity {
+                scenario::Capacity::BandwidthOnDemand { forward, .. } => Some(*forward),
+                _ => None,
+            };
+            let directions = [make(forward, "fwd", bod)?, make(reverse, "rev", None)?];
             links.push(NetworkLink {
                 name,
                 ends,

@@ -72,6 +72,7 @@
 //! Routing is static: [`Scenario::route`] gives the shortest path by hop count
 //! between the endpoints of every flow (see [`Hop`]).
 
+mod bod;
 mod error;
 mod fields;
 mod player;
@@ -190,6 +191,15 @@ pub struct DelayChange {
 pub enum Capacity {
     /// A fixed rate (`rate = "5mbit"`), never zero.
     Fixed(Rate),
+    /// Bandwidth on demand (`bod = { … }`): the forward direction is a
+    /// satellite terminal's return link granted timeslots from its requests
+    /// ([`crate::link::BodConfig`]); the reverse direction runs at `rate`.
+    BandwidthOnDemand {
+        /// The forward direction's requests and grants.
+        forward: crate::link::BodConfig,
+        /// The reverse direction's fixed rate (`rate`).
+        reverse: Rate,
+    },
     /// Mahimahi capacity traces (`loss = { kind = "trace", up, down }`), one
     /// per direction; the link then has no `rate` key. Paths are resolved
     /// relative to the scenario file's directory.

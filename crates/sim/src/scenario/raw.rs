@@ -49,6 +49,8 @@ pub(crate) struct RawLink {
     pub(crate) queue: Option<Spanned<RawTable>>,
     pub(crate) loss: Option<Spanned<RawTable>>,
     pub(crate) delay_change: Option<Spanned<RawTable>>,
+    /// A bandwidth-on-demand forward direction (`bod = { … }`).
+    pub(crate) bod: Option<Spanned<RawTable>>,
 }
 
 /// `[[flow]]`.

@@ -236,6 +236,20 @@ fn link_from_raw(
             ))
         }
     };
+    let capacity = match (&raw.bod, capacity) {
+        (None, capacity) => capacity,
+        (Some(table), Capacity::Fixed(reverse)) => Capacity::BandwidthOnDemand {
+            forward: super::bod::bod_from_raw(Fields::new(source, format!("{path}.bod"), table))?,
+            reverse,
+        },
+        (Some(table), _) => {
+            return Err(source.invalid(
+                table.span(),
+                format!("{path}.bod"),
+                "a bandwidth-on-demand link cannot also follow a capacity trace",
+            ))
+        }
+    };
     let delay_change = match &raw.delay_change {
         None => None,
         Some(table) => {
