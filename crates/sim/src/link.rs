@@ -29,6 +29,13 @@ use crate::queue::{Drop, Queue, QueueConfig, QueueError, QueueStats, SimPacket};
 use crate::rng::SimRng;
 use crate::trace::{Trace, OPPORTUNITY_BYTES};
 
+mod bod;
+
+pub use bod::{
+    BodConfig, BodGeometry, BodRequests, BodStats, BOD_DEFAULT_MAX_RATE_BPS,
+    BOD_DEFAULT_SLOT_BYTES, BOD_DEFAULT_SUPERFRAME, MAX_GRANT_LAG_SUPERFRAMES,
+};
+
 /// How fast the link serialises packets.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Capacity {
@@ -69,6 +76,9 @@ pub enum LinkError {
     /// The loss model description is invalid.
     #[error(transparent)]
     Loss(#[from] LossError),
+    /// The bandwidth-on-demand description is invalid.
+    #[error("bandwidth on demand: {0}")]
+    Bod(&'static str),
 }
 
 /// A packet that crossed the link, and when it reaches the far end.
@@ -178,6 +188,9 @@ pub struct LinkDirection<P> {
     /// The latest `now` the link has been given.
     clock: Instant,
     stats: LinkStats,
+    /// Bandwidth on demand: the capacity is granted timeslots instead
+    /// ([`with_bandwidth_on_demand`](Self::with_bandwidth_on_demand)).
+    bod: Option<bod::Bod>,
 }
 
 impl<P: SimPacket> LinkDirection<P> {
@@ -212,7 +225,31 @@ impl<P: SimPacket> LinkDirection<P> {
             dropped: None,
             clock: now,
             stats: LinkStats::default(),
+            bod: None,
         })
+    }
+
+    /// The terminal of a bandwidth-on-demand satellite return link made at
+    /// `now` ([`BodConfig`] describes the model): `config` gives the queue,
+    /// the delay, the overhead and the channel loss, and its capacity is
+    /// what utilisation is measured against (give
+    /// `Capacity::Fixed(bod.max_rate)`); the transmitter sends only in the
+    /// timeslots granted.
+    pub fn with_bandwidth_on_demand(
+        config: LinkConfig,
+        bod: BodConfig,
+        rng: SimRng,
+        now: Instant,
+    ) -> Result<Self, LinkError> {
+        let mut link = LinkDirection::new(config, rng, now)?;
+        link.bod = Some(bod::Bod::new(bod, now).map_err(LinkError::Bod)?);
+        Ok(link)
+    }
+
+    /// A bandwidth-on-demand link's grants and their use (`None` for other
+    /// links).
+    pub fn bod_stats(&self) -> Option<BodStats> {
+        self.bod.as_ref().map(|bod| bod.stats)
     }
 
     /// Offers a packet arriving at `now`. Work due before `now` is done first,
@@ -220,11 +257,17 @@ impl<P: SimPacket> LinkDirection<P> {
     pub fn enqueue(&mut self, now: Instant, packet: P) -> EnqueueOutcome<P> {
         self.advance(now);
         self.stats.offered += 1;
+        let wire_bytes = self.wire_bytes(&packet);
         let outcome = self.queue.enqueue(now, packet, &mut self.queue_rng);
         self.collect_queue_drops();
         if let Err(drop) = outcome {
             self.stats.queue_drops += 1;
             return EnqueueOutcome::Dropped(drop);
+        }
+        if let Some(bod) = &mut self.bod {
+            // RBDC measures what arrives at the terminal's queue.
+            bod.arrived(wire_bytes);
+            return EnqueueOutcome::Queued;
         }
         if matches!(self.capacity, Capacity::Fixed(_)) && self.in_service.is_none() {
             // An idle fixed-rate transmitter starts a new busy period at once.
@@ -241,6 +284,22 @@ impl<P: SimPacket> LinkDirection<P> {
     /// the latest time the link was given. Never earlier than that time;
     /// `None` when idle.
     pub fn next_event(&self) -> Option<Instant> {
+        if let Some(bod) = &self.bod {
+            let transmitter = match &self.in_service {
+                // The slot its last byte goes in, or the next superframe.
+                Some(service) => bod.slot_carrying(service.remaining_bytes),
+                None if !self.queue.is_empty() => bod.next_slot(),
+                None => None,
+            }
+            .or_else(|| {
+                (self.in_service.is_some() || !self.queue.is_empty()).then(|| bod.next_boundary())
+            });
+            return if self.pending.is_empty() {
+                transmitter
+            } else {
+                Some(self.clock)
+            };
+        }
         let transmitter = match &self.capacity {
             Capacity::Fixed(_) => self.in_service.as_ref().map(|s| s.finish),
             Capacity::Trace(trace) => (self.in_service.is_some() || !self.queue.is_empty())
@@ -367,6 +426,10 @@ impl<P: SimPacket> LinkDirection<P> {
     /// Does all the work due at or before `now`.
     fn advance(&mut self, now: Instant) {
         self.clock = self.clock.max(now);
+        if self.bod.is_some() {
+            self.advance_bod(now);
+            return;
+        }
         match &self.capacity {
             Capacity::Fixed(_) => self.advance_fixed(now),
             Capacity::Trace(trace) => {
@@ -429,34 +492,84 @@ impl<P: SimPacket> LinkDirection<P> {
                 return;
             }
             self.next_opportunity += 1;
-            let mut budget = u64::from(OPPORTUNITY_BYTES);
-            loop {
-                let mut service = match self.in_service.take() {
-                    Some(service) => service,
-                    None => match self.dequeue_collecting(at) {
-                        Some(packet) => InService {
-                            remaining_bytes: self.wire_bytes(&packet),
-                            packet,
-                            started: at,
-                            finish: at,
-                        },
-                        // The rest of this opportunity is wasted.
-                        None => break,
+            self.serve_opportunity(at, u64::from(OPPORTUNITY_BYTES));
+        }
+    }
+
+    /// A delivery opportunity of `budget` wire bytes at `at`: drains the
+    /// packet in service and then the queue's head, a packet spanning
+    /// opportunities and several finishing in one; whatever finds nothing
+    /// to send is wasted. Returns whether any byte went out.
+    fn serve_opportunity(&mut self, at: Instant, mut budget: u64) -> bool {
+        let full = budget;
+        loop {
+            let mut service = match self.in_service.take() {
+                Some(service) => service,
+                None => match self.dequeue_collecting(at) {
+                    Some(packet) => InService {
+                        remaining_bytes: self.wire_bytes(&packet),
+                        packet,
+                        started: at,
+                        finish: at,
                     },
-                };
-                let sent = budget.min(service.remaining_bytes);
-                service.remaining_bytes -= sent;
-                budget -= sent;
-                if service.remaining_bytes == 0 {
-                    self.complete(service, at);
-                } else {
-                    self.in_service = Some(service);
-                }
-                if budget == 0 {
-                    break;
-                }
+                    // The rest of this opportunity is wasted.
+                    None => break,
+                },
+            };
+            let sent = budget.min(service.remaining_bytes);
+            service.remaining_bytes -= sent;
+            budget -= sent;
+            if service.remaining_bytes == 0 {
+                self.complete(service, at);
+            } else {
+                self.in_service = Some(service);
+            }
+            if budget == 0 {
+                break;
             }
         }
+        budget < full
+    }
+
+    /// Bandwidth on demand: superframe boundaries (a request each) and
+    /// granted timeslots due at or before `now`, in time order, so that
+    /// every request sees the queue as it was at its boundary.
+    fn advance_bod(&mut self, now: Instant) {
+        loop {
+            let idle = self.in_service.is_none() && self.queue.is_empty();
+            let Some(bod) = self.bod.as_mut() else {
+                return;
+            };
+            if idle && bod.is_quiet() {
+                bod.skip_quiet_until(now);
+            }
+            let boundary = bod.next_boundary();
+            match bod.next_slot().filter(|slot| *slot < boundary) {
+                Some(at) if at <= now => {
+                    let slot_bytes = bod.slot_bytes();
+                    let used = !idle && self.serve_opportunity(at, slot_bytes);
+                    if let Some(bod) = self.bod.as_mut() {
+                        bod.take_slot(used);
+                    }
+                }
+                Some(_) => return,
+                None if boundary <= now => {
+                    let backlog = self.backlog_wire_bytes();
+                    if let Some(bod) = self.bod.as_mut() {
+                        bod.next_frame(backlog);
+                    }
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// Wire bytes waiting to be sent: the queue's (with the overhead of
+    /// each packet) and what is left of the packet in service.
+    fn backlog_wire_bytes(&self) -> u64 {
+        self.queue.len_bytes()
+            + self.queue.len_packets() as u64 * u64::from(self.overhead_bytes)
+            + self.in_service.as_ref().map_or(0, |s| s.remaining_bytes)
     }
 
     /// Takes the queue's next packet at `at`, counting what it dropped.

@@ -19,8 +19,8 @@ use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 use thiserror::Error;
 
-use crate::link::{Capacity, LinkConfig, LinkDirection, LinkError};
-use crate::queue::{self, Limit, SimPacket};
+use crate::link::{BodConfig, Capacity, LinkConfig, LinkDirection, LinkError};
+use crate::queue::{self, Limit, SimPacket, TrafficClass};
 use crate::rng::SimRng;
 use crate::scenario::{self, Direction, Hop, Scenario};
 use crate::tcp::{Ack, Segment};
@@ -41,6 +41,20 @@ pub enum Body {
     TcpSegment(Segment),
     /// A TCP acknowledgment (receiver to sender).
     TcpAck(Ack),
+    /// A data segment of transfer `transfer` of a web flow (`cc = "web"`).
+    WebSegment {
+        /// The transfer's number within its flow.
+        transfer: u64,
+        /// The segment.
+        segment: Segment,
+    },
+    /// An acknowledgment of transfer `transfer` of a web flow.
+    WebAck {
+        /// The transfer's number within its flow.
+        transfer: u64,
+        /// The acknowledgment.
+        ack: Ack,
+    },
     /// A UDP datagram of an application source.
     Datagram {
         /// Payload bytes (the link adds its per-packet overhead).
@@ -75,6 +89,9 @@ pub struct Packet {
     /// The ECN field of its IP header (RFC 3168 §5): set by the sending
     /// host, turned into CE by a marking queue on the way.
     pub ecn: Ecn,
+    /// Its flow's traffic class (the scenario's `class`), both ways: a
+    /// class-based priority queue serves it by this.
+    pub class: TrafficClass,
     /// What it carries.
     pub body: Body,
 }
@@ -96,8 +113,8 @@ impl Packet {
 impl SimPacket for Packet {
     fn size_bytes(&self) -> u32 {
         let bytes = match &self.body {
-            Body::TcpSegment(segment) => segment.wire_size(),
-            Body::TcpAck(ack) => ack.wire_size(),
+            Body::TcpSegment(segment) | Body::WebSegment { segment, .. } => segment.wire_size(),
+            Body::TcpAck(ack) | Body::WebAck { ack, .. } => ack.wire_size(),
             Body::Datagram { size } => u64::from(*size),
             Body::Dccp { bytes, .. } => bytes.len() as u64,
         };
@@ -110,6 +127,10 @@ impl SimPacket for Packet {
 
     fn set_ce(&mut self) {
         self.ecn = Ecn::Ce;
+    }
+
+    fn class(&self) -> TrafficClass {
+        self.class
     }
 
     /// The simulator's 5-tuple: the flow (its two hosts and transport),
@@ -192,37 +213,49 @@ impl Network {
                 .between
                 .map(|id| nodes.get(id.0).map(|n| n.name.clone()).unwrap_or_default());
             let name = format!("{}-{}", ends[0], ends[1]);
-            let make =
-                |capacity: Capacity, tag: &str| -> Result<LinkDirection<Packet>, NetworkError> {
-                    let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
-                    let config = LinkConfig {
-                        capacity,
-                        delay: link.delay,
-                        delay_change: link.delay_change.map(|c| (Instant::ZERO + c.at, c.delay)),
-                        overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
-                        queue,
-                        loss: link.loss,
-                    };
-                    let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
-                    let mut direction =
-                        LinkDirection::new(config, rng, Instant::ZERO).map_err(|source| {
-                            NetworkError::Link {
-                                link: name.clone(),
-                                source,
-                            }
-                        })?;
-                    direction.keep_lost_packets();
-                    direction.keep_dropped_packets();
-                    Ok(direction)
+            let make = |capacity: Capacity,
+                        tag: &str,
+                        bod: Option<BodConfig>|
+             -> Result<LinkDirection<Packet>, NetworkError> {
+                let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
+                let config = LinkConfig {
+                    capacity,
+                    delay: link.delay,
+                    delay_change: link.delay_change.map(|c| (Instant::ZERO + c.at, c.delay)),
+                    overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
+                    queue,
+                    loss: link.loss,
                 };
+                let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
+                let direction = match bod {
+                    Some(bod) => {
+                        LinkDirection::with_bandwidth_on_demand(config, bod, rng, Instant::ZERO)
+                    }
+                    None => LinkDirection::new(config, rng, Instant::ZERO),
+                };
+                let mut direction = direction.map_err(|source| NetworkError::Link {
+                    link: name.clone(),
+                    source,
+                })?;
+                direction.keep_lost_packets();
+                direction.keep_dropped_packets();
+                Ok(direction)
+            };
             let (forward, reverse) = match &link.capacity {
                 scenario::Capacity::Fixed(rate) => (Capacity::Fixed(*rate), Capacity::Fixed(*rate)),
+                scenario::Capacity::BandwidthOnDemand { forward, reverse } => {
+                    (Capacity::Fixed(forward.max_rate), Capacity::Fixed(*reverse))
+                }
                 scenario::Capacity::Trace { up, down } => (
                     Capacity::Trace(load_trace(up, &name)?),
                     Capacity::Trace(load_trace(down, &name)?),
                 ),
             };
-            let directions = [make(forward, "fwd")?, make(reverse, "rev")?];
+            let bod = match &link.capacity {
+                scenario::Capacity::BandwidthOnDemand { forward, .. } => Some(*forward),
+                _ => None,
+            };
+            let directions = [make(forward, "fwd", bod)?, make(reverse, "rev", None)?];
             links.push(NetworkLink {
                 name,
                 ends,
@@ -306,6 +339,7 @@ fn queue_config(
         }
         scenario::QueueConfig::CoDel(codel) => queue::QueueConfig::CoDel(*codel),
         scenario::QueueConfig::FqCoDel(fq) => queue::QueueConfig::FqCoDel(*fq),
+        scenario::QueueConfig::Priority(priority) => queue::QueueConfig::Priority(*priority),
     })
 }
 
@@ -344,6 +378,7 @@ mod tests {
             toward_receiver: true,
             sent_at: Instant::ZERO,
             ecn: Ecn::NotEct,
+            class: TrafficClass::Default,
             body: Body::Datagram { size: 1000 },
         };
         assert_eq!(datagram.size_bytes(), 1000);
@@ -362,6 +397,7 @@ mod tests {
             toward_receiver: true,
             sent_at: Instant::ZERO,
             ecn: Ecn::Ect0,
+            class: TrafficClass::Default,
             body: Body::Dccp {
                 bytes: [&ports[..], &[0u8; 12]].concat().into(),
                 payload_len: 0,

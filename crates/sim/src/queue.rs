@@ -1,6 +1,7 @@
 //! Router queues: drop-tail, RED (Floyd & Jacobson, "Random Early Detection
-//! Gateways for Congestion Avoidance", IEEE/ACM ToN 1993), CoDel (RFC 8289)
-//! and FQ-CoDel (RFC 8290), each optionally marking ECN-capable packets
+//! Gateways for Congestion Avoidance", IEEE/ACM ToN 1993), CoDel (RFC 8289),
+//! FQ-CoDel (RFC 8290) and class-based priority queueing (paper 002's CBQ,
+//! [`PriorityConfig`]); the AQMs each optionally marking ECN-capable packets
 //! Congestion Experienced instead of dropping them (RFC 3168 §5, §7).
 //!
 //! A [`Queue`] holds packets of any [`SimPacket`] type. Every call takes
@@ -19,6 +20,7 @@
 mod codel;
 mod fifo;
 mod fq_codel;
+mod priority;
 mod red;
 
 use std::time::Duration;
@@ -37,6 +39,7 @@ pub use fq_codel::{
     FqCoDelConfig, FQ_CODEL_DEFAULT_ECN, FQ_CODEL_DEFAULT_FLOWS, FQ_CODEL_DEFAULT_LIMIT_PACKETS,
     FQ_CODEL_DEFAULT_QUANTUM_BYTES,
 };
+pub use priority::{PriorityConfig, PriorityScheduler, TrafficClass, UnknownTrafficClass};
 
 /// A packet the simulator can carry: a DCCP datagram, a TCP segment, ….
 pub trait SimPacket {
@@ -60,6 +63,13 @@ pub trait SimPacket {
     /// of a type without flows shares one queue.
     fn flow_key(&self) -> u64 {
         0
+    }
+
+    /// The packet's traffic class, which a class-based priority queue
+    /// ([`QueueConfig::Priority`]) serves it by. Default
+    /// [`TrafficClass::Default`].
+    fn class(&self) -> TrafficClass {
+        TrafficClass::Default
     }
 }
 
@@ -117,6 +127,10 @@ pub enum QueueConfig {
     /// FQ-CoDel (RFC 8290): flows hashed into queues served by deficit round
     /// robin, each queue under its own CoDel.
     FqCoDel(FqCoDelConfig),
+    /// Class-based priority queueing (paper 002 §IV.C's CBQ): voice with
+    /// strict priority, the other classes in one FIFO or weighted round
+    /// robin ([`PriorityConfig`] documents the model).
+    Priority(PriorityConfig),
 }
 
 impl QueueConfig {
@@ -229,6 +243,7 @@ enum Discipline<P> {
     Fifo(fifo::Fifo<P>),
     CoDel(codel::CoDelQueue<P>),
     FqCoDel(fq_codel::FqCoDel<P>),
+    Priority(priority::PriorityQueue<P>),
 }
 
 /// A router queue: drop-tail, RED, CoDel or FQ-CoDel (see the module
@@ -250,6 +265,9 @@ impl<P: SimPacket> Queue<P> {
             }
             QueueConfig::CoDel(codel) => Discipline::CoDel(codel::CoDelQueue::new(codel)?),
             QueueConfig::FqCoDel(fq) => Discipline::FqCoDel(fq_codel::FqCoDel::new(fq)?),
+            QueueConfig::Priority(config) => {
+                Discipline::Priority(priority::PriorityQueue::new(config)?)
+            }
         };
         Ok(Queue {
             discipline,
@@ -268,6 +286,7 @@ impl<P: SimPacket> Queue<P> {
             Discipline::FqCoDel(fq) => {
                 fq.enqueue(now, packet, rng, &mut self.stats, &mut self.dropped)
             }
+            Discipline::Priority(bands) => bands.enqueue(packet, &mut self.stats),
         };
         if result.is_ok() {
             self.stats.enqueued += 1;
@@ -285,6 +304,7 @@ impl<P: SimPacket> Queue<P> {
             Discipline::Fifo(fifo) => fifo.dequeue(now),
             Discipline::CoDel(codel) => codel.dequeue(now, &mut self.stats, &mut self.dropped),
             Discipline::FqCoDel(fq) => fq.dequeue(now, &mut self.stats, &mut self.dropped),
+            Discipline::Priority(bands) => bands.dequeue(),
         };
         if packet.is_some() {
             self.stats.dequeued += 1;
@@ -305,6 +325,7 @@ impl<P: SimPacket> Queue<P> {
             Discipline::Fifo(fifo) => fifo.len_packets(),
             Discipline::CoDel(codel) => codel.len_packets(),
             Discipline::FqCoDel(fq) => fq.len_packets(),
+            Discipline::Priority(bands) => bands.len_packets(),
         }
     }
 
@@ -314,6 +335,7 @@ impl<P: SimPacket> Queue<P> {
             Discipline::Fifo(fifo) => fifo.len_bytes(),
             Discipline::CoDel(codel) => codel.len_bytes(),
             Discipline::FqCoDel(fq) => fq.len_bytes(),
+            Discipline::Priority(bands) => bands.len_bytes(),
         }
     }
 

@@ -38,6 +38,7 @@ mod media;
 mod series;
 mod session;
 mod summary;
+mod web;
 
 use std::io::{self, Write};
 
@@ -60,7 +61,7 @@ use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
 pub use summary::{
     ArqOutcome, BufferOutcome, ConnectionsShare, FlowSummary, LinkSummary, MediaOutcome,
-    PacketAccounting, RateStats, Summary,
+    PacketAccounting, RateStats, Summary, WebOutcome,
 };
 
 /// What a media flow leaves for `--out`.
@@ -464,12 +465,14 @@ impl Simulation {
                 .flows
                 .get(index)
                 .map_or(Ecn::NotEct, |f| f.codepoint(&body));
+            let class = self.flows.get(index).map(|f| f.class).unwrap_or_default();
             let packet = Packet {
                 id: self.next_packet_id,
                 flow: index,
                 toward_receiver,
                 sent_at: now,
                 ecn,
+                class,
                 body,
             };
             self.next_packet_id += 1;

@@ -36,7 +36,8 @@
 //! | `cc` | keys |
 //! |---|---|
 //! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
-//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1) |
+//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1), `max_window` (segments) |
+//! | `"web"` (many short NewReno transfers, [`WebTraffic`]) | `sessions`, `size_mean`, `size_shape`, `think`, and the TCP keys but `sack` |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
 //!
@@ -49,6 +50,7 @@
 //! | `"red"` | `min_th`, `max_th`, `max_p` (required), `weight = 0.002`, `limit_packets = max(100, 2·max_th)`, `gentle = true`, `ecn = false` |
 //! | `"codel"` (RFC 8289) | `target = "5ms"`, `interval = "100ms"`, `packets = 1000`, `ecn = false` |
 //! | `"fq-codel"` (RFC 8290) | `flows = 1024`, `quantum = 1514` (bytes), `target = "5ms"`, `interval = "100ms"`, `packets = 10240` (total), `ecn = true` |
+//! | `"priority"` (paper 002's CBQ) | `packets = 100` (each class), `scheduler = "fifo"` or `"wrr"`, `weight_video = 1`, `weight_default = 1`, `weight_background = 1` (with `"wrr"`) |
 //!
 //! With `ecn = true` an AQM marks ECN-capable packets CE where it would
 //! drop them (RFC 3168 §5); Not-ECT packets are dropped as before and a full
@@ -70,6 +72,7 @@
 //! Routing is static: [`Scenario::route`] gives the shortest path by hop count
 //! between the endpoints of every flow (see [`Hop`]).
 
+mod bod;
 mod error;
 mod fields;
 mod player;
@@ -77,6 +80,7 @@ mod queue;
 mod raw;
 mod routing;
 mod validate;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -86,6 +90,10 @@ use fairstream_proto::cc::buffer::{BufferConfig, BufferMode};
 use fairstream_proto::units::{Bytes, Rate};
 
 pub use error::{Location, ScenarioError};
+pub use web::{
+    TcpOptions, WebTraffic, DEFAULT_WEB_SESSIONS, DEFAULT_WEB_SIZE_SEGMENTS,
+    DEFAULT_WEB_SIZE_SHAPE, DEFAULT_WEB_THINK, MAX_WEB_SESSIONS, MAX_WEB_TRANSFER_BYTES,
+};
 
 /// The seed used when `[run]` has no `seed` key.
 pub const DEFAULT_SEED: u64 = 1;
@@ -183,6 +191,15 @@ pub struct DelayChange {
 pub enum Capacity {
     /// A fixed rate (`rate = "5mbit"`), never zero.
     Fixed(Rate),
+    /// Bandwidth on demand (`bod = { … }`): the forward direction is a
+    /// satellite terminal's return link granted timeslots from its requests
+    /// ([`crate::link::BodConfig`]); the reverse direction runs at `rate`.
+    BandwidthOnDemand {
+        /// The forward direction's requests and grants.
+        forward: crate::link::BodConfig,
+        /// The reverse direction's fixed rate (`rate`).
+        reverse: Rate,
+    },
     /// Mahimahi capacity traces (`loss = { kind = "trace", up, down }`), one
     /// per direction; the link then has no `rate` key. Paths are resolved
     /// relative to the scenario file's directory.
@@ -212,9 +229,16 @@ pub enum QueueConfig {
     /// interval?, packets?, ecn? }`, defaults (RFC 8290 §5.2) 1024 flows, a
     /// 1514-byte quantum, 5 ms, 100 ms, 10240 packets and ECN on.
     FqCoDel(FqCoDelConfig),
+    /// Class-based priority queueing (paper 002's CBQ): `{ kind =
+    /// "priority", packets?, scheduler?, weight_video?, weight_default?,
+    /// weight_background? }`; defaults [`DEFAULT_QUEUE_PACKETS`] a class,
+    /// `"fifo"` below voice, weights 1 (see [`PriorityConfig`]).
+    Priority(PriorityConfig),
 }
 
-pub use crate::queue::{CoDelConfig, FqCoDelConfig};
+pub use crate::queue::{
+    CoDelConfig, FqCoDelConfig, PriorityConfig, PriorityScheduler, TrafficClass,
+};
 
 /// Parameters of a RED queue (`{ kind = "red", min_th, max_th, max_p, weight?,
 /// limit_packets?, gentle? }`).
@@ -267,6 +291,10 @@ pub struct Flow {
     /// Several DCCP connections for the flow (`conns`, `controller`,
     /// `policy`, `start_offset` in the transport); `None`: one connection.
     pub multi: Option<MultiConnection>,
+    /// `class`: the traffic class its packets carry, both ways (`"voice"`,
+    /// `"video"`, `"default"`, `"background"`); only a `kind =
+    /// "priority"` queue tells classes apart. Default `"default"`.
+    pub class: TrafficClass,
     /// A `cc = "buffer"` flow: paper 004's controller as configured
     /// (`preroll`, `congestion_threshold`, `loss_threshold` in the
     /// transport; the frame interval from the media's `fps`).
@@ -472,6 +500,20 @@ pub enum Transport {
         /// receiver echoes CE with ECE, the sender halves its window and
         /// answers with CWR; default `false`.
         ecn: bool,
+        /// `max_window`: the largest window in segments of `mss` (ns-2's
+        /// `window_`; paper 002 §IV.A: "a maximum congestion window (cwnd)
+        /// of 40 packets"); default `None`, no cap.
+        max_window: Option<u32>,
+    },
+    /// Web-like TCP traffic (`cc = "web"`): many short NewReno transfers
+    /// with Pareto sizes and exponential think times ([`WebTraffic`]),
+    /// reported as one flow.
+    Web {
+        /// The TCP of every transfer (the `cc = "tcp-newreno"` keys but
+        /// `sack`).
+        tcp: TcpOptions,
+        /// The users and their transfers.
+        web: WebTraffic,
     },
     /// Paper 004's receiver-buffer control of layered video (`cc =
     /// "buffer"`), carried by DCCP: the `media` table must give a layered
@@ -518,6 +560,7 @@ impl Transport {
             | Transport::Cbr { packet_size, .. }
             | Transport::OnOff { packet_size, .. } => Some(packet_size),
             Transport::TcpNewReno { mss, .. } => Some(mss),
+            Transport::Web { tcp, .. } => Some(tcp.mss),
         }
     }
 
@@ -528,6 +571,7 @@ impl Transport {
             Transport::TfrcSp { .. } => "tfrc-sp",
             Transport::Ccid2 { .. } => "ccid2",
             Transport::TcpNewReno { .. } => "tcp-newreno",
+            Transport::Web { .. } => "web",
             Transport::Buffer { .. } => "buffer",
             Transport::Cbr { .. } => "cbr",
             Transport::OnOff { .. } => "onoff",

@@ -127,6 +127,12 @@ pub struct TcpConfig {
     pub bytes_to_send: Option<u64>,
     /// ECN-capable transport (RFC 3168 §6.1). Default `false`.
     pub ecn: bool,
+    /// The largest window in bytes, `None` for no cap: cwnd never grows
+    /// beyond it and the sender never has more outstanding. ns-2's
+    /// `Agent/TCP` `window_` (and `maxcwnd_`), Linux's `snd_cwnd_clamp`;
+    /// paper 002 §IV.A caps its TCP at "a maximum congestion window (cwnd)
+    /// of 40 packets per RTT (60 KB)". Default `None`.
+    pub max_window: Option<u64>,
 }
 
 impl Default for TcpConfig {
@@ -146,6 +152,7 @@ impl Default for TcpConfig {
             delayed_ack: Some(Duration::from_millis(200)),
             bytes_to_send: None,
             ecn: false,
+            max_window: None,
         }
     }
 }
@@ -195,6 +202,12 @@ impl TcpConfig {
         if self.delayed_ack.is_some_and(|d| d.is_zero()) {
             return Err(TcpConfigError::DelayedAck);
         }
+        if let Some(window) = self.max_window.filter(|w| *w < self.mss) {
+            return Err(TcpConfigError::MaxWindow {
+                window,
+                mss: self.mss,
+            });
+        }
         Ok(())
     }
 }
@@ -229,6 +242,14 @@ pub enum TcpConfigError {
         min: Duration,
         /// The configured maximum.
         max: Duration,
+    },
+    /// The maximum window must hold at least one segment.
+    #[error("TCP maximum window ({window} bytes) is smaller than one mss ({mss} bytes)")]
+    MaxWindow {
+        /// The configured cap.
+        window: u64,
+        /// The configured MSS.
+        mss: u64,
     },
     /// The initial RTO must be positive.
     #[error("TCP initial_rto must be positive")]

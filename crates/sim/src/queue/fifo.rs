@@ -26,7 +26,9 @@ impl<P: SimPacket> Fifo<P> {
         let limit = match *config {
             QueueConfig::DropTail { limit } | QueueConfig::Red { limit, .. } => limit,
             // Not reached: `Queue::new` builds a FIFO for these two only.
-            QueueConfig::CoDel(_) | QueueConfig::FqCoDel(_) => Limit::Packets(0),
+            QueueConfig::CoDel(_) | QueueConfig::FqCoDel(_) | QueueConfig::Priority(_) => {
+                Limit::Packets(0)
+            }
         };
         Ok(Fifo {
             packets: VecDeque::new(),

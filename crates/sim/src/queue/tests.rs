@@ -196,6 +196,7 @@ fn invalid_red_parameters_are_named() {
 mod aqm_props;
 mod codel;
 mod fq_codel;
+mod priority;
 
 /// A packet with an ECN field and a flow, for the AQM tests.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -132,7 +132,7 @@ fn write_packet(
     match &packet.body {
         // DCCP packets carry their own ports.
         Body::Dccp { bytes, .. } => writer.write_ipv4(at, source, destination, IPPROTO_DCCP, bytes),
-        Body::TcpSegment(segment) => writer.write_tcp(
+        Body::TcpSegment(segment) | Body::WebSegment { segment, .. } => writer.write_tcp(
             at,
             source_socket,
             destination_socket,
@@ -146,7 +146,7 @@ fn write_packet(
             },
             usize::try_from(segment.len).unwrap_or(0),
         ),
-        Body::TcpAck(ack) => writer.write_tcp(
+        Body::TcpAck(ack) | Body::WebAck { ack, .. } => writer.write_tcp(
             at,
             source_socket,
             destination_socket,

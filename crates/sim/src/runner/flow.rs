@@ -15,12 +15,13 @@ use super::dccp::{node_address, DccpEnds};
 use super::layered::LayeredApp;
 use super::series::FlowSample;
 use super::session::SessionEnds;
+use super::web::WebEnds;
 use super::SimError;
 use crate::network::{Body, Packet};
 use crate::rng::SimRng;
-use crate::scenario::{Controller, Flow, Hop, MultiConnection, Transport};
+use crate::scenario::{Controller, Flow, Hop, MultiConnection, TcpOptions, Transport};
 use crate::source::{Source, SourceConfig};
-use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp::{TcpReceiver, TcpSender};
 
 /// The width of the throughput bins behind `rate_cov`.
 pub(super) const BIN: Duration = Duration::from_secs(1);
@@ -49,6 +50,8 @@ pub(super) enum Endpoints {
     /// Several DCCP connections for one stream: two `fairstream-proto`
     /// sessions.
     Session(Box<SessionEnds>),
+    /// Web-like traffic: many short NewReno transfers.
+    Web(Box<WebEnds>),
 }
 
 /// The largest connection count [`FlowState::tally_connections`] keeps
@@ -90,6 +93,8 @@ pub(super) struct CountTally {
 pub(super) struct FlowState {
     pub(super) name: String,
     pub(super) cc: &'static str,
+    /// The traffic class its packets carry (`class`).
+    pub(super) class: crate::queue::TrafficClass,
     pub(super) start: Instant,
     /// Its `stop`, or the end of the run.
     pub(super) stop: Instant,
@@ -117,25 +122,36 @@ impl FlowState {
         let stop = flow
             .stop
             .map_or(end, |stop| (Instant::ZERO + stop).min(end));
+        let tcp_error = |source| SimError::Tcp {
+            flow: flow.name.clone(),
+            source,
+        };
         let endpoints = match flow.transport {
+            Transport::Web { tcp, web } => Endpoints::Web(Box::new(
+                WebEnds::new(
+                    tcp.tcp_config(),
+                    web,
+                    start,
+                    SimRng::for_element(seed, &format!("flow:{index}:web")),
+                )
+                .map_err(tcp_error)?,
+            )),
             Transport::TcpNewReno {
                 delayed_ack,
                 mss,
                 min_rto,
                 ecn,
+                max_window,
                 ..
             } => {
-                let config = TcpConfig {
-                    mss: mss.get(),
+                let config = TcpOptions {
+                    delayed_ack,
+                    mss,
                     min_rto,
                     ecn,
-                    delayed_ack: delayed_ack.then_some(Duration::from_millis(200)),
-                    ..TcpConfig::default()
-                };
-                let tcp_error = |source| SimError::Tcp {
-                    flow: flow.name.clone(),
-                    source,
-                };
+                    max_window,
+                }
+                .tcp_config();
                 Endpoints::Tcp(Box::new(TcpEnds {
                     sender: TcpSender::new(config.clone(), start).map_err(tcp_error)?,
                     receiver: TcpReceiver::new(config).map_err(tcp_error)?,
@@ -312,6 +328,7 @@ impl FlowState {
         Ok(FlowState {
             name: flow.name.clone(),
             cc: flow.transport.cc_name(),
+            class: flow.class,
             start,
             stop,
             forward,
@@ -357,6 +374,7 @@ impl FlowState {
                     }
                 }
             }
+            Endpoints::Web(web) => web.service(now, active, &mut out),
             Endpoints::Udp(source) => {
                 if active {
                     while let Some(size) = source.poll(now) {
@@ -391,6 +409,11 @@ impl FlowState {
             {
                 Ecn::Ect0
             }
+            (Endpoints::Web(web), Body::WebSegment { segment, .. })
+                if web.ecn() && !segment.is_retransmission =>
+            {
+                Ecn::Ect0
+            }
             // RFC 4340 §12.1: the codepoint the DCCP endpoint chose.
             (Endpoints::Dccp(_) | Endpoints::Session(_), Body::Dccp { ecn, .. }) => *ecn,
             _ => Ecn::NotEct,
@@ -421,6 +444,7 @@ impl FlowState {
                 [sender, receiver].into_iter().flatten().min()
             }
             Endpoints::Udp(source) => before_stop(source.next_ready()),
+            Endpoints::Web(web) => web.next_wake(now < self.stop),
             Endpoints::Dccp(_) | Endpoints::Session(_) => {
                 let active = now < self.stop;
                 let next = match &self.endpoints {
@@ -444,10 +468,10 @@ impl FlowState {
         let mut out = Vec::new();
         if packet.toward_receiver {
             let bytes = match &packet.body {
-                Body::TcpSegment(segment) => segment.len,
+                Body::TcpSegment(segment) | Body::WebSegment { segment, .. } => segment.len,
                 Body::Datagram { size } => u64::from(*size),
                 Body::Dccp { payload_len, .. } => u64::from(*payload_len),
-                Body::TcpAck(_) => 0,
+                Body::TcpAck(_) | Body::WebAck { .. } => 0,
             };
             self.record_data(now, packet.sent_at, bytes);
             if let (Endpoints::Tcp(tcp), Body::TcpSegment(segment)) =
@@ -458,6 +482,12 @@ impl FlowState {
                 }
             }
             match (&mut self.endpoints, &packet.body) {
+                (Endpoints::Web(web), Body::WebSegment { transfer, segment }) => {
+                    out.extend(
+                        web.on_segment(now, *transfer, segment, packet.ecn)
+                            .map(|ack| (false, ack)),
+                    );
+                }
                 (Endpoints::Dccp(dccp), Body::Dccp { bytes, .. }) => {
                     dccp.on_data_side(now, bytes, packet.ecn);
                 }
@@ -474,6 +504,10 @@ impl FlowState {
             (&mut self.endpoints, &packet.body)
         {
             session.on_feedback_side(now, bytes, packet.ecn, now < self.stop);
+        } else if let (Endpoints::Web(web), Body::WebAck { transfer, ack }) =
+            (&mut self.endpoints, &packet.body)
+        {
+            web.on_ack(now, *transfer, ack, now < self.stop);
         } else if let (Endpoints::Tcp(tcp), Body::TcpAck(ack)) = (&mut self.endpoints, &packet.body)
         {
             if now < self.stop {
@@ -527,7 +561,7 @@ impl FlowState {
                     None,
                 )
             }
-            Endpoints::Udp(_) => (None, None, None),
+            Endpoints::Udp(_) | Endpoints::Web(_) => (None, None, None),
             Endpoints::Dccp(dccp) => (
                 dccp.allowed_rate_bps(),
                 dccp.rtt().map(|r| r.as_secs_f64()),
@@ -628,8 +662,17 @@ impl FlowState {
         match &self.endpoints {
             Endpoints::Tcp(tcp) => tcp.receiver.bytes_delivered(),
             Endpoints::Udp(_) => self.stats.bytes_received,
+            Endpoints::Web(web) => web.goodput_bytes(),
             Endpoints::Dccp(dccp) => dccp.stats.app_bytes_delivered,
             Endpoints::Session(session) => session.stats.app_bytes_delivered,
+        }
+    }
+
+    /// A web flow's users and transfers.
+    pub(super) fn web(&self) -> Option<&WebEnds> {
+        match &self.endpoints {
+            Endpoints::Web(web) => Some(web),
+            _ => None,
         }
     }
 
@@ -652,6 +695,7 @@ impl FlowState {
                 })
             }
             Endpoints::Udp(_) => None,
+            Endpoints::Web(web) => web.loss_event_rate(),
             // TFRC: loss events the receiver started per data packet it
             // received (the long-run p of RFC 5348 §5); CCID 2: congestion
             // events per data packet sent.
@@ -677,6 +721,8 @@ impl FlowState {
                 (tcp.srtt_samples > 0).then(|| tcp.srtt_sum_s / tcp.srtt_samples as f64)
             }
             Endpoints::Udp(_) => None,
+            Endpoints::Web(web) => (web.stats.srtt_samples > 0)
+                .then(|| web.stats.srtt_sum_s / web.stats.srtt_samples as f64),
             Endpoints::Dccp(dccp) => (dccp.stats.rtt_samples > 0)
                 .then(|| dccp.stats.rtt_sum_s / dccp.stats.rtt_samples as f64),
             Endpoints::Session(session) => (session.stats.rtt_samples > 0)

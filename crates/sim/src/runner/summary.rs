@@ -143,6 +143,23 @@ pub struct FlowSummary {
     /// other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer: Option<BufferOutcome>,
+    /// A `cc = "web"` flow: its transfers. Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebOutcome>,
+}
+
+/// What a `cc = "web"` flow's transfers did.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct WebOutcome {
+    /// Transfers started.
+    pub transfers_started: u64,
+    /// Transfers whose last byte was acknowledged.
+    pub transfers_completed: u64,
+    /// Their bytes.
+    pub bytes_completed: u64,
+    /// Their mean completion time, first segment sent to last byte
+    /// acknowledged, seconds; `null` before the first.
+    pub mean_completion_time_s: Option<f64>,
 }
 
 /// A flow's received rate over 1 s bins, bits/s.
@@ -346,6 +363,16 @@ pub(super) fn flow_summary(
             }
         }),
         media,
+        web: flow.web().map(|web| {
+            let stats = &web.stats;
+            WebOutcome {
+                transfers_started: stats.transfers_started,
+                transfers_completed: stats.transfers_completed,
+                bytes_completed: stats.bytes_completed,
+                mean_completion_time_s: (stats.transfers_completed > 0)
+                    .then(|| stats.completion_sum_s / stats.transfers_completed as f64),
+            }
+        }),
         buffer: flow.layered().map(|app| {
             let stats = &app.stats;
             let receiver = app.receiver();

@@ -1,5 +1,5 @@
 //! The `queue = { kind = ... }` table of a link: drop-tail, RED, CoDel
-//! (RFC 8289) and FQ-CoDel (RFC 8290).
+//! (RFC 8289), FQ-CoDel (RFC 8290) and class-based priority (paper 002).
 
 use std::time::Duration;
 
@@ -7,13 +7,13 @@ use super::error::ScenarioError;
 use super::fields::Fields;
 use super::{QueueConfig, RedConfig, DEFAULT_QUEUE_PACKETS, DEFAULT_RED_WEIGHT};
 use crate::queue::{
-    CoDelConfig, FqCoDelConfig, Limit, CODEL_DEFAULT_INTERVAL, CODEL_DEFAULT_LIMIT_PACKETS,
-    CODEL_DEFAULT_TARGET, FQ_CODEL_DEFAULT_ECN, FQ_CODEL_DEFAULT_FLOWS,
-    FQ_CODEL_DEFAULT_LIMIT_PACKETS, FQ_CODEL_DEFAULT_QUANTUM_BYTES,
+    CoDelConfig, FqCoDelConfig, Limit, PriorityConfig, PriorityScheduler, CODEL_DEFAULT_INTERVAL,
+    CODEL_DEFAULT_LIMIT_PACKETS, CODEL_DEFAULT_TARGET, FQ_CODEL_DEFAULT_ECN,
+    FQ_CODEL_DEFAULT_FLOWS, FQ_CODEL_DEFAULT_LIMIT_PACKETS, FQ_CODEL_DEFAULT_QUANTUM_BYTES,
 };
 
 /// The queue kinds, for messages.
-const KINDS: &str = "\"droptail\", \"red\", \"codel\" or \"fq-codel\"";
+const KINDS: &str = "\"droptail\", \"red\", \"codel\", \"fq-codel\" or \"priority\"";
 
 /// Validates `queue = { kind = ... }`.
 pub(super) fn queue_from_raw(mut fields: Fields<'_>) -> Result<QueueConfig, ScenarioError> {
@@ -60,6 +60,7 @@ pub(super) fn queue_from_raw(mut fields: Fields<'_>) -> Result<QueueConfig, Scen
         "red" => QueueConfig::Red(red_from_raw(&mut fields)?),
         "codel" => QueueConfig::CoDel(codel_from_raw(&mut fields)?),
         "fq-codel" => QueueConfig::FqCoDel(fq_codel_from_raw(&mut fields)?),
+        "priority" => QueueConfig::Priority(priority_from_raw(&mut fields)?),
         other => {
             return Err(fields.error(
                 "kind",
@@ -209,5 +210,57 @@ fn fq_codel_from_raw(fields: &mut Fields<'_>) -> Result<FqCoDelConfig, ScenarioE
         target,
         interval,
         ecn: fields.boolean("ecn")?.unwrap_or(FQ_CODEL_DEFAULT_ECN),
+    })
+}
+
+/// The keys of the weighted round robin's weights, in
+/// [`PriorityScheduler::WeightedRoundRobin`]'s order.
+const PRIORITY_WEIGHT_KEYS: [&str; 3] = ["weight_video", "weight_default", "weight_background"];
+
+/// The largest weight of a class: packets a turn.
+const MAX_PRIORITY_WEIGHT: u64 = 1 << 16;
+
+/// Validates the keys of a class-based priority queue (`packets` a class,
+/// `scheduler`, and with `"wrr"` the three weights).
+fn priority_from_raw(fields: &mut Fields<'_>) -> Result<PriorityConfig, ScenarioError> {
+    let packets = positive_count(
+        fields,
+        "packets",
+        "packets",
+        crate::limits::MAX_QUEUE_PACKETS,
+    )?
+    .unwrap_or(DEFAULT_QUEUE_PACKETS);
+    let limit_packets = usize::try_from(packets)
+        .map_err(|_| fields.error("packets", "too many packets for this machine"))?;
+    let mut weights = [1u32; 3];
+    for (weight, key) in weights.iter_mut().zip(PRIORITY_WEIGHT_KEYS) {
+        if let Some(n) = positive_count(fields, key, "packets a turn", MAX_PRIORITY_WEIGHT)? {
+            *weight = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+    }
+    let scheduler = match fields.string("scheduler")? {
+        None | Some("fifo") => {
+            if let Some(key) = PRIORITY_WEIGHT_KEYS
+                .into_iter()
+                .find(|key| fields.optional(key).is_some())
+            {
+                return Err(fields.error(
+                    key,
+                    format!("`{key}` needs scheduler = \"wrr\" (with \"fifo\" the classes below voice share one FIFO)"),
+                ));
+            }
+            PriorityScheduler::Fifo
+        }
+        Some("wrr") => PriorityScheduler::WeightedRoundRobin { weights },
+        Some(other) => {
+            return Err(fields.error(
+                "scheduler",
+                format!("unknown scheduler \"{other}\" (expected \"fifo\" or \"wrr\")"),
+            ))
+        }
+    };
+    Ok(PriorityConfig {
+        limit_packets,
+        scheduler,
     })
 }

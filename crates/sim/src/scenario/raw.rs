@@ -49,6 +49,8 @@ pub(crate) struct RawLink {
     pub(crate) queue: Option<Spanned<RawTable>>,
     pub(crate) loss: Option<Spanned<RawTable>>,
     pub(crate) delay_change: Option<Spanned<RawTable>>,
+    /// A bandwidth-on-demand forward direction (`bod = { … }`).
+    pub(crate) bod: Option<Spanned<RawTable>>,
 }
 
 /// `[[flow]]`.
@@ -63,4 +65,6 @@ pub(crate) struct RawFlow {
     pub(crate) transport: Spanned<RawTable>,
     /// The media source of a DCCP flow (`media = { source = ... }`).
     pub(crate) media: Option<Spanned<RawTable>>,
+    /// The traffic class of its packets (`class = "voice"`).
+    pub(crate) class: Option<Spanned<String>>,
 }

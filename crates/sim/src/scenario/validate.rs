@@ -13,11 +13,13 @@ use super::error::{ScenarioError, Source};
 use super::fields::{bytes_at, duration_at, rate_at, Fields};
 use super::raw::{RawFlow, RawLink, RawScenario};
 use super::routing::shortest_path;
+use crate::queue::UnknownTrafficClass;
+
 use super::{
     Capacity, Controller, DelayChange, Flow, Link, LossModel, MediaConfig, MediaSourceConfig,
     MultiConnection, Node, NodeId, QueueConfig, RunConfig, Scenario, SendMode, StartupDelaySetting,
-    Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS,
-    DEFAULT_SEED,
+    TrafficClass, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE,
+    DEFAULT_QUEUE_PACKETS, DEFAULT_SEED,
 };
 
 /// Parses and validates a whole scenario.
@@ -231,6 +233,20 @@ fn link_from_raw(
                 raw.between.span(),
                 format!("{path}.rate"),
                 "missing required key `rate` (e.g. rate = \"5mbit\")",
+            ))
+        }
+    };
+    let capacity = match (&raw.bod, capacity) {
+        (None, capacity) => capacity,
+        (Some(table), Capacity::Fixed(reverse)) => Capacity::BandwidthOnDemand {
+            forward: super::bod::bod_from_raw(Fields::new(source, format!("{path}.bod"), table))?,
+            reverse,
+        },
+        (Some(table), _) => {
+            return Err(source.invalid(
+                table.span(),
+                format!("{path}.bod"),
+                "a bandwidth-on-demand link cannot also follow a capacity trace",
             ))
         }
     };
@@ -498,7 +514,14 @@ fn flow_from_raw(
             Some(config)
         }
     };
+    let class = match &raw.class {
+        None => TrafficClass::Default,
+        Some(text) => text.get_ref().parse().map_err(|e: UnknownTrafficClass| {
+            source.invalid(text.span(), format!("{path}.class"), e.to_string())
+        })?,
+    };
     Ok(Flow {
+        class,
         name: name.clone(),
         from,
         to,
@@ -716,8 +739,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
 fn transport_from_raw(
     mut fields: Fields<'_>,
 ) -> Result<(Transport, Option<MultiConnection>, Option<BufferConfig>), ScenarioError> {
-    const CCS: &str =
-        "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"tcp-newreno\", \"cbr\" or \"onoff\"";
+    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"tcp-newreno\", \"web\", \"cbr\" or \"onoff\"";
     let cc = fields
         .string("cc")?
         .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
@@ -750,27 +772,31 @@ fn transport_from_raw(
                     .map_err(|e: UnknownBufferMode| fields.error("mode", e.to_string()))?,
             },
         },
-        "tcp-newreno" => Transport::TcpNewReno {
-            delayed_ack: fields.boolean("delayed_ack")?.unwrap_or(false),
-            sack: match fields.boolean("sack")? {
-                // The model has no SACK scoreboard: asking for one is refused
-                // rather than silently ignored.
-                Some(true) => {
-                    return Err(fields.error(
-                        "sack",
-                        "SACK (RFC 2018) is not modelled by the simulator's TCP; \
-                         use sack = false or leave the key out",
-                    ))
-                }
-                _ => false,
-            },
-            mss: fields.packet_size("mss")?.unwrap_or(DEFAULT_PACKET_SIZE),
-            min_rto: fields
-                .optional_duration("min_rto")?
-                .unwrap_or(super::DEFAULT_MIN_RTO),
-            // RFC 3168 §6.1: ECN-capable transport; off unless asked.
-            ecn: fields.boolean("ecn")?.unwrap_or(false),
-        },
+        "tcp-newreno" => {
+            // The model has no SACK scoreboard: asking for one is refused
+            // rather than silently ignored.
+            if fields.boolean("sack")? == Some(true) {
+                return Err(fields.error(
+                    "sack",
+                    "SACK (RFC 2018) is not modelled by the simulator's TCP; \
+                     use sack = false or leave the key out",
+                ));
+            }
+            let tcp = super::web::tcp_options(&mut fields)?;
+            Transport::TcpNewReno {
+                delayed_ack: tcp.delayed_ack,
+                sack: false,
+                mss: tcp.mss,
+                min_rto: tcp.min_rto,
+                ecn: tcp.ecn,
+                max_window: tcp.max_window,
+            }
+        }
+        "web" => {
+            let tcp = super::web::tcp_options(&mut fields)?;
+            let web = super::web::web_traffic(&mut fields, tcp.mss)?;
+            Transport::Web { tcp, web }
+        }
         "cbr" => Transport::Cbr {
             rate: fields.rate("rate")?,
             packet_size: packet_size(&mut fields)?,

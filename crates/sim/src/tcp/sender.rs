@@ -235,7 +235,9 @@ impl TcpSender {
             return None;
         }
         let len = mss.min(self.limit - self.snd_nxt);
-        let window = self.cwnd.min(self.config.receive_window);
+        // ns-2's `window()`: min(cwnd, window_); the cap also bounds the
+        // window fast recovery inflates (RFC 5681 §3.2 step 4).
+        let window = self.cwnd.min(self.max_window());
         if self.bytes_in_flight().saturating_add(len) > window {
             return None;
         }
@@ -468,7 +470,22 @@ impl TcpSender {
                 }
             }
         };
-        self.cwnd = self.cwnd.saturating_add(increase);
+        // The cap stops growth (ns-2 `maxcwnd_`, Linux `snd_cwnd_clamp`),
+        // so that a capped sender's cwnd says what it may send.
+        self.cwnd = self
+            .cwnd
+            .saturating_add(increase)
+            .min(self.max_window().max(self.cwnd));
+    }
+
+    /// The most the sender may have outstanding: the receive window, and
+    /// the configured [`TcpConfig::max_window`] if any.
+    fn max_window(&self) -> u64 {
+        self.config
+            .max_window
+            .map_or(self.config.receive_window, |cap| {
+                cap.min(self.config.receive_window)
+            })
     }
 
     fn take_rtt_sample(&mut self, now: Instant, ackno: u64) {

@@ -516,3 +516,39 @@ fn rtt_estimator_follows_rfc_6298() {
     assert_eq!(e.backoff(), 0);
     assert_eq!(e.mean_sample(), Some(ms(170)));
 }
+
+#[test]
+fn max_window_caps_cwnd_and_what_is_outstanding() {
+    // Paper 002 §IV.A: "a maximum congestion window (cwnd) of 40 packets".
+    let c = TcpConfig {
+        delayed_ack: None,
+        max_window: Some(40 * MSS),
+        ..TcpConfig::default()
+    };
+    let mut sender = TcpSender::new(c.clone(), Instant::ZERO).unwrap();
+    let mut receiver = TcpReceiver::new(c).unwrap();
+    let per_round: Vec<usize> = (0..10u64)
+        .map(|round| {
+            let now = Instant::from_millis(100 * round);
+            lossless_round(&mut sender, &mut receiver, now).len()
+        })
+        .collect();
+    // Slow start doubles 3, 6, 12, 24, then the cap holds 40 a round.
+    assert_eq!(per_round, [3, 6, 12, 24, 40, 40, 40, 40, 40, 40]);
+    assert_eq!(sender.cwnd(), 40 * MSS);
+}
+
+#[test]
+fn max_window_below_one_segment_is_refused() {
+    let c = TcpConfig {
+        max_window: Some(MSS - 1),
+        ..TcpConfig::default()
+    };
+    assert_eq!(
+        c.validate(),
+        Err(TcpConfigError::MaxWindow {
+            window: MSS - 1,
+            mss: MSS
+        })
+    );
+}
