@@ -349,7 +349,8 @@ fn headers_round_trip_with_and_without_playout_time_and_fec_tag() {
 #[test]
 fn reports_go_back_to_the_sender_application_at_most_a_bounded_number_held() {
     let config = config(ConnectionCountConfig::Fixed(1), SplitPolicy::Earliest);
-    let (mut sender, mut receiver, received) = run(config, Duration::from_secs(2), 200, |_, _| false);
+    let (mut sender, mut receiver, received) =
+        run(config, Duration::from_secs(2), 200, |_, _| false);
     assert_eq!(received.len(), 200);
     // An RTCP APP packet (PT 204) of 12 bytes, numbered in its last byte.
     let report = |n: u8| vec![0x80, 204, 0, 2, 0, 0, 0, 1, b'T', b'E', b'S', n];
@@ -378,7 +379,10 @@ fn reports_go_back_to_the_sender_application_at_most_a_bounded_number_held() {
     }
     let arrived = held.len() as u64 + sender.reports_dropped();
     assert!(sent > MAX_HELD_REPORTS as u64, "{sent} reports sent");
-    assert!(arrived > MAX_HELD_REPORTS as u64, "{arrived} of {sent} arrived");
+    assert!(
+        arrived > MAX_HELD_REPORTS as u64,
+        "{arrived} of {sent} arrived"
+    );
     assert_eq!(held.len(), MAX_HELD_REPORTS);
     // The newest are kept, in order.
     let numbers: Vec<u8> = held.iter().map(|r| r[11]).collect();
