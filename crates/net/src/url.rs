@@ -68,6 +68,7 @@ use fairstream_proto::session::SplitPolicy;
 use fairstream_proto::units::{parse_duration, Rate};
 
 use crate::peer::PeerTimeout;
+use text::{percent_decode, redact};
 
 /// What was wrong with a URL.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -277,40 +278,6 @@ const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rt
      loss_threshold";
 const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase, and with cc=buffer \
      mode, preroll, congestion_threshold, loss_threshold";
-
-/// `text` with the value of every `passphrase` key replaced by `***`.
-fn redact(text: &str) -> String {
-    let Some((head, query)) = text.split_once('?') else {
-        return text.to_owned();
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some(("passphrase", _)) => "passphrase=***".to_owned(),
-            _ => pair.to_owned(),
-        })
-        .collect();
-    format!("{head}?{}", pairs.join("&"))
-}
-
-/// Decodes `%XX` escapes (RFC 3986 §2.1); `None` for a bad escape or text
-/// that is not UTF-8 once decoded.
-fn percent_decode(value: &str) -> Option<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&byte) = bytes.get(i) {
-        if byte == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(byte);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
 
 impl fmt::Display for DccpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -615,3 +582,4 @@ impl DccpUrl {
 mod buffer;
 #[cfg(test)]
 mod tests;
+mod text;
