@@ -9,12 +9,17 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fairstream_media::h264::{probe_frame_rate, FrameRateProbe};
 use fairstream_media::temporal::TemporalLayers;
-use fairstream_net::recv::{OutputSpec, RecvConfig};
+use fairstream_net::recv::{OutputSpec, RecvConfig, RecvReport};
 use fairstream_net::send::{Mode, SendConfig, SourceSpec};
 use fairstream_net::stats::{StatsConfig, StatsFormat};
 use fairstream_net::url::DccpUrl;
 use fairstream_proto::secure::Passphrase;
 use fairstream_proto::units::{parse_duration, Rate};
+use serde::Serialize;
+
+use reference::{ReferenceReport, ReferenceTap};
+
+mod reference;
 
 /// `fairstream send`.
 #[derive(Debug, Args)]
@@ -114,8 +119,28 @@ pub(crate) struct RecvArgs {
     /// needs the same one
     #[arg(long, value_name = "FILE")]
     passphrase_file: Option<PathBuf>,
+    /// Compare what is written with the sender's content and add `quality`
+    /// to the summary (luma PSNR): `generated`, fairstream's generated
+    /// content of --size. Each frame is placed at the frame its RTP
+    /// timestamp names at --fps; a frame that did not arrive, or that the
+    /// sender dropped (cc=buffer), shows the picture before
+    #[arg(long, value_enum)]
+    reference: Option<ReferenceArg>,
+    /// With --reference: the sender's picture size
+    #[arg(long, value_name = "WxH", default_value = "352x288", value_parser = parse_size, requires = "reference")]
+    size: (u32, u32),
+    /// With --reference: the sender's frame rate
+    #[arg(long, default_value = "25", value_parser = parse_fps, requires = "reference")]
+    fps: f64,
     #[command(flatten)]
     stats: StatsArgs,
+}
+
+/// What `fairstream recv --reference` compares with.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ReferenceArg {
+    /// fairstream's generated content (`send generated`).
+    Generated,
 }
 
 #[derive(Debug, Args)]
@@ -402,6 +427,16 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     Ok(())
 }
 
+/// `fairstream recv`'s summary: the run's report, and with `--reference`
+/// the comparison.
+#[derive(Debug, Serialize)]
+struct RecvSummary<'a> {
+    #[serde(flatten)]
+    report: &'a RecvReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quality: Option<ReferenceReport>,
+}
+
 /// Runs `fairstream recv`.
 pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     let mut url = parse_url(&args.url)?;
@@ -421,15 +456,24 @@ pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     config.duration = args.duration;
     config.prebuffer = args.prebuffer.or(preroll).unwrap_or(config.prebuffer);
     config.stats = stats;
+    let reference = match args.reference {
+        Some(ReferenceArg::Generated) => {
+            let (tap, units) = ReferenceTap::start(args.size, args.fps)?;
+            config.access_units = Some(units);
+            Some(tap)
+        }
+        None => None,
+    };
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let result = fairstream_net::recv::run(config, stop);
+    let quality = reference.map(ReferenceTap::finish).transpose()?;
     // A stream that failed has a summary too, before the error.
     let report = match &result {
         Ok(report) => Some(report),
         Err(error) => error.report(),
     };
     if let Some(report) = report {
-        let line = serde_json::to_string(report).context("summary")?;
+        let line = serde_json::to_string(&RecvSummary { report, quality }).context("summary")?;
         print_summary(&line, to_stdout || stats_to_stdout);
     }
     result?;

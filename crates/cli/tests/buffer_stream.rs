@@ -17,7 +17,8 @@
 //! parallel under `cargo test`. The assertions are trends with wide
 //! margins (measured figures are in `docs/results/streaming.md`): the share
 //! of the enhancement kept falls while the link is tight and comes back
-//! after, the receiver never runs dry, and what it wrote decodes.
+//! after, the receiver never runs dry, and what it wrote decodes and
+//! compares with the source (PSNR, the frames not received repeated).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // test harness
@@ -261,6 +262,8 @@ fn run_through_tightening(mode: &str) -> Outcome {
         "recv".to_owned(),
         format!("dccp://127.0.0.1:{video_port}?{buffer}"),
         written.display().to_string(),
+        "--reference".to_owned(),
+        "generated".to_owned(),
         "--quiet".to_owned(),
         "--stats-json".to_owned(),
         receiver_stats.display().to_string(),
@@ -444,6 +447,15 @@ fn check(mode: &str, outcome: &Outcome) {
         pictures as u64 >= complete[0],
         "{pictures} pictures decoded"
     );
+    // Against the source, the frames dropped and lost repeated: worse than
+    // the whole stream (36.7 dB for these layers, `fairstream_media::temporal`),
+    // better than grey.
+    let quality = &outcome.receiver["quality"];
+    eprintln!("{mode}: quality {quality}");
+    let repeated = quality["frames_repeated"].as_u64().unwrap();
+    assert!(repeated > 0, "{quality}");
+    let psnr = quality["summary"]["psnr_db_mean"].as_f64().unwrap();
+    assert!(psnr > 20.0 && psnr < 36.7, "{quality}");
 }
 
 #[test]
