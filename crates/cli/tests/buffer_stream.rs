@@ -344,8 +344,8 @@ fn run_through_tightening(mode: &str) -> Outcome {
 fn at(lines: &[Value], time_s: f64, pick: &dyn Fn(&Value) -> f64) -> f64 {
     lines
         .iter()
-        .filter(|l| l["time_s"].as_f64().is_some_and(|t| t <= time_s + 1e-6))
-        .last()
+        .rev()
+        .find(|l| l["time_s"].as_f64().is_some_and(|t| t <= time_s + 1e-6))
         .map_or(0.0, pick)
 }
 
