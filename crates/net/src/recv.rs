@@ -342,7 +342,9 @@ impl RecvRun {
             // `docs/performance.md`).
             let deadline = [
                 self.session.poll_timeout(),
-                self.layered.as_ref().and_then(LayeredReceiver::next_timeout),
+                self.layered
+                    .as_ref()
+                    .and_then(LayeredReceiver::next_timeout),
                 next_stats,
                 Some(now + MAX_SLEEP),
             ]

@@ -322,9 +322,9 @@ impl LayeredReceiver {
         if let (Some(layers), Some(highest)) = (self.layers, self.highest_frame) {
             report.frames_in_stream = frames_per_layer(layers, highest.saturating_add(1));
             let whole: u64 = report.frames_complete.iter().sum();
-            report.frame_rate_fps = report.nominal_fps.map(|fps| {
-                whole as f64 * fps / highest.saturating_add(1) as f64
-            });
+            report.frame_rate_fps = report
+                .nominal_fps
+                .map(|fps| whole as f64 * fps / highest.saturating_add(1) as f64);
             let enhancement = |counts: &[u64]| counts.iter().skip(1).sum::<u64>();
             let in_stream = enhancement(&report.frames_in_stream);
             report.enhancement_frame_share = (in_stream > 0)
@@ -369,6 +369,102 @@ fn frames_per_layer(layers: TemporalLayers, frames: u64) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fairstream_proto::wire::rtp::{CsrcList, HeaderExtension, ONE_BYTE_PROFILE};
+
+    /// An RTP packet of frame `index` (layer `tid` of 3), numbered `seq`,
+    /// its frame `frame_bytes` long in all.
+    fn packet(seq: u16, index: u32, tid: u8, frame_bytes: u32, payload: usize) -> Vec<u8> {
+        let data = TemporalFrameInfo {
+            frame_index: index,
+            temporal_id: tid,
+            layers: 3,
+            frame_bytes,
+            frame_interval_us: 40_000,
+        }
+        .extension_data();
+        let payload = vec![0x41; payload];
+        let repr = RtpRepr {
+            marker: true,
+            payload_type: 96,
+            sequence_number: seq,
+            timestamp: index.wrapping_mul(3600),
+            ssrc: 1,
+            csrcs: CsrcList::new(),
+            extension: Some(HeaderExtension {
+                profile: ONE_BYTE_PROFILE,
+                data: &data,
+            }),
+            payload: &payload,
+            padding_len: 0,
+        };
+        let mut bytes = vec![0; repr.buffer_len()];
+        repr.emit(&mut bytes).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn frames_the_sender_dropped_are_told_apart_from_frames_lost() {
+        let mut receiver = LayeredReceiver::new(BufferConfig::default());
+        let t = |ms: u64| Instant::from_millis(ms);
+        // 12 + 20 bytes of headers: a 100-byte frame in one packet has a
+        // 68-byte payload.
+        let one = |seq, index, tid| packet(seq, index, tid, 100, 68);
+        // Frames 0, 1, 2 (layers 0, 2, 1), then frame 4: frame 3 (layer 2)
+        // was dropped by the sender, as the sequence numbers run on.
+        receiver.on_packet(t(0), &one(0, 0, 0));
+        receiver.on_packet(t(40), &one(1, 1, 2));
+        receiver.on_packet(t(80), &one(2, 2, 1));
+        receiver.on_packet(t(160), &one(3, 4, 0));
+        // Then a packet lost (sequence 4) and frame 6 after frame 4: frame 5
+        // may have been lost, and is not counted as dropped.
+        receiver.on_packet(t(240), &one(5, 6, 1));
+        // A frame in two packets, the second lost: damaged.
+        receiver.on_packet(t(280), &packet(6, 7, 2, 200, 68));
+        receiver.on_packet(t(320), &one(8, 8, 0));
+        let report = receiver.report(true);
+        assert_eq!(report.frames_dropped_by_sender, 1, "{report:?}");
+        assert_eq!(report.lost_packets, 2);
+        assert_eq!(report.frames_complete, [3, 2, 1]);
+        assert_eq!(report.frames_damaged, [0, 0, 1]);
+        // Frames 0 to 8 of three layers: 0, 2, 1, 2, 0, 2, 1, 2, 0.
+        assert_eq!(report.frames_in_stream, [3, 2, 4]);
+        assert_eq!(report.nominal_fps, Some(25.0));
+        assert_eq!(report.packets_not_counted, 0);
+    }
+
+    #[test]
+    fn packets_of_another_kind_are_counted_and_memory_stays_bounded() {
+        let mut receiver = LayeredReceiver::new(BufferConfig::default());
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for i in 0..5_000u64 {
+            let now = Instant::from_millis(i);
+            let bytes = if i % 2 == 0 {
+                let len = (next() % 200) as usize;
+                (0..len).map(|_| next() as u8).collect()
+            } else {
+                // Frames far apart and sizes of any kind.
+                packet(
+                    next() as u16,
+                    next() as u32,
+                    (next() % 3) as u8,
+                    next() as u32,
+                    (next() % 100) as usize,
+                )
+            };
+            receiver.on_packet(now, &bytes);
+            let _ = receiver.poll_feedback(now);
+        }
+        let report = receiver.report(true);
+        assert!(report.packets_not_counted >= 2_500);
+        assert_eq!(report.frames_in_stream.len(), 3);
+        assert!(receiver.controller.as_ref().unwrap().held_frames() <= 1 << 16);
+    }
 
     #[test]
     fn frames_per_layer_follow_the_dyadic_pattern() {

@@ -146,10 +146,11 @@ impl Source {
                     gop: *gop,
                     slice_max_bytes: Some(slice_max.max(100)),
                 };
-                let encoder = Encoder::with_temporal_layers(settings, layers)
-                .map_err(|e| SendError::Source {
-                    source_name: "generated".into(),
-                    reason: e.to_string(),
+                let encoder = Encoder::with_temporal_layers(settings, layers).map_err(|e| {
+                    SendError::Source {
+                        source_name: "generated".into(),
+                        reason: e.to_string(),
+                    }
                 })?;
                 let pixels_per_second = f64::from(*width) * f64::from(*height) * fps;
                 Ok(Source::Generated(Box::new(GeneratedSource {
