@@ -11,9 +11,9 @@
 //! sender never sends (the viewer sees the picture before again), and the
 //! controller counts its occupancy in frames held: left out, every dropped
 //! frame would lower the occupancy as a lost one does, and the thinning
-//! would read as congestion (measured on loopback: base-only windows of a
-//! four-layer stream showed 0.3 s held of a 2 s span, eq. 1 firing every
-//! feedback). So a frame the sender dropped is given to the controller as
+//! would read as congestion (base-only windows of four layers hold one
+//! frame in eight of their span, far below T_c). So a frame the sender
+//! dropped is given to the controller as
 //! a frame of no bytes, as an FGS frame whose enhancement was cut to
 //! nothing: the frames between two frames whose packets have consecutive
 //! RTP sequence numbers were never sent (RFC 3550 §5.1: the number counts
