@@ -245,6 +245,8 @@ impl Run {
             .map_err(|e| SendError::Config(format!("max_packet {}: {e}", transport.max_packet)))?;
         // A slice of the encoder fits a packet with its RTP header.
         let slice_max = u32::try_from(max_datagram.saturating_sub(16)).unwrap_or(u32::MAX);
+        // Checked before the source opens (a pipe would start being read).
+        let layered = layered::LayeredSender::for_config(config, max_datagram)?;
         let source = Source::open(
             &config.source,
             config.looped,
@@ -254,31 +256,6 @@ impl Run {
         )?;
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
         let fec = config.url.fec.map(fec::FecEncoder::new).transpose()?;
-        let layered = match config.url.buffer {
-            Some(buffer) => {
-                if !matches!(config.source, SourceSpec::Generated { .. }) {
-                    return Err(SendError::Config(
-                        "cc=buffer needs a temporally layered source: `generated` (the temporal \
-                         layers of a file or a pipe are not known)"
-                            .into(),
-                    ));
-                }
-                if config.mode == Mode::OnDemand {
-                    return Err(SendError::Config(
-                        "cc=buffer sends each 1 s window on its own schedule: on-demand mode \
-                         does not apply"
-                            .into(),
-                    ));
-                }
-                Some(layered::LayeredSender::new(
-                    buffer,
-                    config.temporal_layers,
-                    config.fps,
-                    max_datagram,
-                )?)
-            }
-            None => None,
-        };
         let report = SendReport {
             target: sender.target.to_string(),
             // Allocated up front: growing it would cost a copy mid-run.
