@@ -13,7 +13,6 @@
 #![allow(clippy::disallowed_methods)]
 
 mod charts;
-mod quality;
 mod report;
 mod run;
 mod table;
@@ -28,7 +27,7 @@ use fairstream_media::stream::FecParams;
 use fairstream_net::emulate;
 use fairstream_proto::units::Rate;
 
-use quality::Quality;
+use crate::quality::{self, Quality, Ssim};
 use run::{Progress, RunOutcome, Setup, VARIANTS};
 use table::Figures;
 
@@ -254,8 +253,8 @@ pub(crate) fn run(args: &DemoArgs) -> anyhow::Result<()> {
         let sent = std::mem::take(&mut outcome.sent);
         let frames = usize::try_from(outcome.send.frames_read).unwrap_or(usize::MAX);
         let context = || format!("run {number} ({})", variant.label);
-        let quality =
-            quality::as_received(&units, frames, setup.size, setup.fps).with_context(context)?;
+        let quality = quality::as_received(&units, frames, setup.size, setup.fps, Ssim::Measured)
+            .with_context(context)?;
         let encoded = quality::as_encoded(&sent, setup.size).with_context(context)?;
         let figures = Figures::of(&setup, &outcome, &quality, &encoded);
         runs.push(Measured {

@@ -12,6 +12,7 @@ mod emodel_cmd;
 mod emulate_cmd;
 mod equation_cmd;
 mod plots;
+mod quality;
 mod relay_cmd;
 mod reproduce_cmd;
 mod schedule_cmd;

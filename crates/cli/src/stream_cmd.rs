@@ -8,12 +8,18 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fairstream_media::h264::{probe_frame_rate, FrameRateProbe};
-use fairstream_net::recv::{OutputSpec, RecvConfig};
+use fairstream_media::temporal::TemporalLayers;
+use fairstream_net::recv::{OutputSpec, RecvConfig, RecvReport};
 use fairstream_net::send::{Mode, SendConfig, SourceSpec};
 use fairstream_net::stats::{StatsConfig, StatsFormat};
 use fairstream_net::url::DccpUrl;
 use fairstream_proto::secure::Passphrase;
 use fairstream_proto::units::{parse_duration, Rate};
+use serde::Serialize;
+
+use reference::{ReferenceReport, ReferenceTap};
+
+mod reference;
 
 /// `fairstream send`.
 #[derive(Debug, Args)]
@@ -22,12 +28,16 @@ pub(crate) struct SendArgs {
     /// `generated` for the built-in content encoded live at the session's
     /// target bitrate
     source: String,
-    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off&passphrase=SECRET
+    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed|buffer&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off&passphrase=SECRET, and with cc=buffer mode=paper|tfrc-capped&preroll=2s&congestion_threshold=1s&loss_threshold=1.5s
     ///
     /// peer_timeout: the stream fails when the receiver answers nothing the
     /// sender sent for this long; auto (the default) is 8 smoothed RTTs, at
     /// least 4 s. arq (on by default): resend what the receiver reports
     /// lost, when it can still arrive before its frame's deadline.
+    /// cc=buffer: paper 004's receiver-buffer controller sheds the upper
+    /// temporal layers of generated content (--layers) as the receiver's
+    /// buffer asks, in 1 s windows; mode=paper alone, or tfrc-capped under
+    /// TFRC's rate; the receiver needs the same cc, mode and thresholds.
     url: String,
     /// live: frame i leaves at i/fps and late frames are dropped (I frames
     /// last); on-demand: as fast as the connections allow
@@ -54,9 +64,16 @@ pub(crate) struct SendArgs {
     /// Generated content: picture size
     #[arg(long, value_name = "WxH", default_value = "352x288", value_parser = parse_size)]
     size: (u32, u32),
-    /// Generated content: frames from one IDR to the next
-    #[arg(long, default_value = "25")]
-    gop: u32,
+    /// Generated content: frames from one IDR to the next [default: 25;
+    /// with several --layers, the next multiple of their temporal GOP of
+    /// 2^(layers-1) frames, 28 for 3 layers]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    gop: Option<u32>,
+    /// Generated content: temporal layers, 1 to 4 (OpenH264's hierarchical
+    /// P; dropping the upper ones lowers the frame rate) [default: 3 with
+    /// cc=buffer, else 1]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
+    layers: Option<u8>,
     /// Generated content: the bitrate before the session's first target
     #[arg(long, value_name = "RATE", default_value = "500kbit", value_parser = parse_bitrate)]
     bitrate: u32,
@@ -73,7 +90,7 @@ pub(crate) struct SendArgs {
 /// `fairstream recv`.
 #[derive(Debug, Args)]
 pub(crate) struct RecvArgs {
-    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout=auto|DURATION, arq=on|off and passphrase=SECRET
+    /// Where to listen: dccp://:PORT (or dccp://ADDRESS:PORT), options cc, max_packet, peer_timeout=auto|DURATION, arq=on|off and passphrase=SECRET, and with cc=buffer mode, preroll, congestion_threshold and loss_threshold (the sender's)
     ///
     /// peer_timeout: once the sender's data began, the stream fails when
     /// the sender sends nothing for this long; auto (the default) is 8
@@ -92,17 +109,38 @@ pub(crate) struct RecvArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     duration: Option<Duration>,
     /// The player model buffers this much media before it plays (start-up
-    /// delay, stalls and buffer level in the statistics)
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
-    prebuffer: Duration,
+    /// delay, stalls and buffer level in the statistics) [default: 1s; with
+    /// cc=buffer, the URL's preroll]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_arg)]
+    prebuffer: Option<Duration>,
     /// Read the passphrase from this file (one line; a trailing newline is
     /// not part of it) rather than from passphrase= in the URL, which other
     /// users can see in the process list. 10 to 79 bytes; the sender
     /// needs the same one
     #[arg(long, value_name = "FILE")]
     passphrase_file: Option<PathBuf>,
+    /// Compare what is written with the sender's content and add `quality`
+    /// to the summary (luma PSNR): `generated`, fairstream's generated
+    /// content of --size. Each frame is placed at the frame its RTP
+    /// timestamp names at --fps; a frame that did not arrive, or that the
+    /// sender dropped (cc=buffer), shows the picture before
+    #[arg(long, value_enum)]
+    reference: Option<ReferenceArg>,
+    /// With --reference: the sender's picture size
+    #[arg(long, value_name = "WxH", default_value = "352x288", value_parser = parse_size, requires = "reference")]
+    size: (u32, u32),
+    /// With --reference: the sender's frame rate
+    #[arg(long, default_value = "25", value_parser = parse_fps, requires = "reference")]
+    fps: f64,
     #[command(flatten)]
     stats: StatsArgs,
+}
+
+/// What `fairstream recv --reference` compares with.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ReferenceArg {
+    /// fairstream's generated content (`send generated`).
+    Generated,
 }
 
 #[derive(Debug, Args)]
@@ -256,6 +294,9 @@ pub(crate) fn apply_passphrase_file(
     Ok(())
 }
 
+/// Generated content's frames from one IDR to the next, unless `--gop`.
+const DEFAULT_GOP: u32 = 25;
+
 /// The frame rate assumed when neither `--fps` nor the stream gives one.
 const DEFAULT_FPS: f64 = 25.0;
 /// Bytes of a file or pipe read to find its SPS before giving up.
@@ -321,6 +362,11 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     apply_passphrase_file(&mut url, args.passphrase_file.as_deref(), "the URL")?;
     let quiet = args.stats.quiet;
     let mut fps = args.fps.unwrap_or(DEFAULT_FPS);
+    if args.source != "generated" && (args.layers.is_some() || args.gop.is_some()) {
+        bail!("--layers and --gop apply to generated content only");
+    }
+    let default_layers = if url.buffer.is_some() { 3 } else { 1 };
+    let layers = TemporalLayers::new(args.layers.unwrap_or(default_layers))?;
     let source = match args.source.as_str() {
         "-" => {
             let mut read_ahead = Vec::new();
@@ -335,7 +381,9 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
         "generated" => SourceSpec::Generated {
             width: args.size.0,
             height: args.size.1,
-            gop: args.gop.max(1),
+            gop: args
+                .gop
+                .unwrap_or(DEFAULT_GOP.next_multiple_of(layers.gop_frames())),
             initial_bitrate_bps: args.bitrate,
         },
         path => {
@@ -370,12 +418,23 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     config.duration = args.duration;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
+    config.temporal_layers = layers;
     let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::send::run(config, stop)?;
     let line = serde_json::to_string(&report).context("summary")?;
     print_summary(&line, stats_to_stdout);
     Ok(())
+}
+
+/// `fairstream recv`'s summary: the run's report, and with `--reference`
+/// the comparison.
+#[derive(Debug, Serialize)]
+struct RecvSummary<'a> {
+    #[serde(flatten)]
+    report: &'a RecvReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quality: Option<ReferenceReport>,
 }
 
 /// Runs `fairstream recv`.
@@ -392,19 +451,29 @@ pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
         );
     }
     let stats_to_stdout = stats.to_stdout();
+    let preroll = url.buffer.map(|buffer| buffer.preroll);
     let mut config = RecvConfig::new(url, output);
     config.duration = args.duration;
-    config.prebuffer = args.prebuffer;
+    config.prebuffer = args.prebuffer.or(preroll).unwrap_or(config.prebuffer);
     config.stats = stats;
+    let reference = match args.reference {
+        Some(ReferenceArg::Generated) => {
+            let (tap, units) = ReferenceTap::start(args.size, args.fps)?;
+            config.access_units = Some(units);
+            Some(tap)
+        }
+        None => None,
+    };
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let result = fairstream_net::recv::run(config, stop);
+    let quality = reference.map(ReferenceTap::finish).transpose()?;
     // A stream that failed has a summary too, before the error.
     let report = match &result {
         Ok(report) => Some(report),
         Err(error) => error.report(),
     };
     if let Some(report) = report {
-        let line = serde_json::to_string(report).context("summary")?;
+        let line = serde_json::to_string(&RecvSummary { report, quality }).context("summary")?;
         print_summary(&line, to_stdout || stats_to_stdout);
     }
     result?;

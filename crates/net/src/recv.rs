@@ -25,6 +25,7 @@
 pub(crate) mod assembler;
 mod config;
 pub(crate) mod fec;
+mod layered;
 mod output;
 mod player;
 mod summary;
@@ -45,6 +46,7 @@ use fairstream_proto::wire::dccp::{peek_ports, ResetCode};
 pub use assembler::LostByType;
 pub use config::{ReceivedAccessUnit, RecvConfig, RecvError, RecvFailure, RecvReport};
 pub use fec::FecReceiveStats;
+pub use layered::BufferRecvReport;
 pub use output::{base64, sdp_text, OutputSpec};
 
 use crate::clock::{address_bytes, random_secret, Clock};
@@ -55,6 +57,7 @@ use crate::send::random_u64;
 use crate::stats::StatsSink;
 use crate::warn::StatsFailures;
 use assembler::Assembler;
+use layered::LayeredReceiver;
 use output::Output;
 use player::Player;
 
@@ -203,6 +206,7 @@ impl Receiver {
         let clock = Clock::new();
         let start = clock.now();
         let player = Player::new(self.config.prebuffer);
+        let layered = self.config.url.buffer.map(LayeredReceiver::new);
         RecvRun {
             receiver: self,
             clock,
@@ -228,6 +232,7 @@ impl Receiver {
             last_stats: (start, 0),
             protection,
             refused_senders: BTreeSet::new(),
+            layered,
         }
         .run(stop)
     }
@@ -272,6 +277,8 @@ struct RecvRun {
     /// Senders whose handshake failed to authenticate, named on stderr
     /// (the first [`MAX_NAMED_REFUSALS`]).
     refused_senders: BTreeSet<SocketAddr>,
+    /// `cc=buffer`: paper 004's controller watches the stream.
+    layered: Option<LayeredReceiver>,
 }
 
 /// Senders named on stderr for a failed handshake at most; later ones are
@@ -318,8 +325,9 @@ impl RecvRun {
             if self.session.poll_timeout().is_some_and(|t| t <= now) {
                 self.session.handle_timeout(now);
             }
-            self.transmit(now);
             self.deliver(now)?;
+            self.buffer_feedback(now);
+            self.transmit(now);
             self.observe(now);
             if let Some(at) = next_stats.filter(|t| *t <= now) {
                 self.stats_line(now);
@@ -334,6 +342,9 @@ impl RecvRun {
             // `docs/performance.md`).
             let deadline = [
                 self.session.poll_timeout(),
+                self.layered
+                    .as_ref()
+                    .and_then(LayeredReceiver::next_timeout),
                 next_stats,
                 Some(now + MAX_SLEEP),
             ]
@@ -557,6 +568,9 @@ impl RecvRun {
         while let Some(packet) = self.session.recv() {
             self.report.packets_received += 1;
             self.report.bytes_received += packet.len() as u64;
+            if let Some(layered) = self.layered.as_mut() {
+                layered.on_packet(now, &packet);
+            }
             let ready = self.fec.push(now, packet);
             self.assemble(now, ready)?;
         }
@@ -564,6 +578,18 @@ impl RecvRun {
         self.assemble(now, ready)?;
         self.player.tick(now, false);
         Ok(())
+    }
+
+    /// `cc=buffer`: sends the controller's report back when one is due.
+    fn buffer_feedback(&mut self, now: Instant) {
+        let Some(layered) = self.layered.as_mut() else {
+            return;
+        };
+        if let Some(report) = layered.poll_feedback(now) {
+            if self.session.send_report(now, &report).is_err() {
+                layered.feedback_refused();
+            }
+        }
     }
 
     /// Writes and assembles the data packets FEC released.

@@ -20,6 +20,7 @@
 
 mod config;
 mod fec;
+mod layered;
 mod source;
 mod summary;
 
@@ -39,8 +40,10 @@ use fairstream_proto::session::{
     SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
+use fairstream_proto::units::Rate;
 
 pub use config::{Mode, SendConfig, SendError, SendReport, SourceFrame};
+pub use layered::BufferSendReport;
 pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
 
 use config::socket_error;
@@ -171,6 +174,8 @@ struct Run {
     refused: Option<Refusal>,
     stats_failures: StatsFailures,
     buf: Vec<u8>,
+    /// `cc=buffer`: paper 004's controller plans and paces the stream.
+    layered: Option<layered::LayeredSender>,
 }
 
 impl Run {
@@ -198,6 +203,11 @@ impl Run {
         if let Some(rate) = transport.rate {
             // cc=fixed: the experimental CCID 249 paces at the URL's rate.
             connection.fixed_rate.rate = rate;
+        }
+        if config.url.buffer.is_some() {
+            // cc=buffer&mode=paper: CCID 249 never holds the schedule back;
+            // the application paces every packet (as the simulator does).
+            connection.fixed_rate.rate = Rate::INFINITY;
         }
         let clock = Clock::new();
         let start = clock.now();
@@ -235,7 +245,15 @@ impl Run {
             .map_err(|e| SendError::Config(format!("max_packet {}: {e}", transport.max_packet)))?;
         // A slice of the encoder fits a packet with its RTP header.
         let slice_max = u32::try_from(max_datagram.saturating_sub(16)).unwrap_or(u32::MAX);
-        let source = Source::open(&config.source, config.looped, config.fps, slice_max)?;
+        // Checked before the source opens (a pipe would start being read).
+        let layered = layered::LayeredSender::for_config(config, max_datagram)?;
+        let source = Source::open(
+            &config.source,
+            config.looped,
+            config.fps,
+            slice_max,
+            config.temporal_layers,
+        )?;
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
         let fec = config.url.fec.map(fec::FecEncoder::new).transpose()?;
         let report = SendReport {
@@ -270,6 +288,7 @@ impl Run {
             refused: None,
             stats_failures: StatsFailures::default(),
             buf: Vec::with_capacity(2048),
+            layered,
         })
     }
 
@@ -451,7 +470,12 @@ impl Run {
             .connection_ids()
             .filter_map(|id| endpoint.connection(id))
             .all(|c| c.send_queue_len() == 0);
-        (self.source_ended && self.pending.is_empty() && self.session.queued() == 0 && drained)
+        let sent_all = self.layered.as_ref().is_none_or(|l| l.is_drained());
+        (self.source_ended
+            && sent_all
+            && self.pending.is_empty()
+            && self.session.queued() == 0
+            && drained)
             .then_some("end")
     }
 
@@ -501,6 +525,9 @@ impl Run {
     /// that the reader has not delivered yet (a pipe behind its frame
     /// rate) is looked for again after [`SOURCE_POLL`].
     fn next_release(&self, now: Instant) -> Option<Instant> {
+        if let (Some(layered), Some(_)) = (&self.layered, self.media_start) {
+            return layered.next_due(now);
+        }
         if self.media_start.is_none() || self.sender.config.mode != Mode::Live || self.source_ended
         {
             return None;
@@ -520,6 +547,9 @@ impl Run {
         if self.media_start.is_none() {
             return Ok(());
         }
+        if self.layered.is_some() {
+            return self.pull_layered(now);
+        }
         let live = self.sender.config.mode == Mode::Live;
         while !self.source_ended {
             let release = self
@@ -535,7 +565,7 @@ impl Run {
                 break;
             }
             let (frame, kept_timestamp) = match self.source.next()? {
-                Next::Frame(frame, timestamp) => (frame, timestamp),
+                Next::Frame(frame, timestamp, _) => (frame, timestamp),
                 Next::NotYet => break,
                 Next::End => {
                     self.source_ended = true;
@@ -576,6 +606,10 @@ impl Run {
 
     /// Moves packets into the session, dropping late frames in live mode.
     fn feed(&mut self, now: Instant) {
+        if self.layered.is_some() {
+            self.feed_layered(now);
+            return;
+        }
         let depth = match self.sender.config.mode {
             Mode::OnDemand if self.source.relay().is_none() => ON_DEMAND_FEED,
             // Live, and a relay: a few packets per connection.
@@ -600,52 +634,67 @@ impl Run {
             let Some(mut packet) = self.pending.pop_front() else {
                 break;
             };
-            // RTP sequence numbers count the packets sent: frames dropped
-            // before sending leave no gap for the receiver to take as loss
-            // (RFC 3550 §5.1: "increments by one for each RTP data packet
-            // sent").
-            if let Some(field) = packet.packet.get_mut(2..4) {
-                field.copy_from_slice(&self.rtp_sequence.to_be_bytes());
-            }
             let meta = DatagramMeta {
                 gop: packet.gop,
                 deadline: packet.deadline,
                 key: packet.frame_type == FrameType::I,
                 retransmit: true,
-                playout: Some(Duration::from_secs_f64(
-                    packet.frame as f64 / self.sender.config.fps,
-                )),
+                playout: Some(self.frame_time(packet.frame)),
                 // Its place in its FEC block, so that the receiver leaves to
                 // FEC what FEC will rebuild.
                 fec: self.fec.as_ref().and_then(fec::FecEncoder::next_tag),
             };
-            match self.session.send_with(now, &packet.packet, meta) {
-                Ok(()) => {
-                    self.rtp_sequence = self.rtp_sequence.wrapping_add(1);
-                    self.report.packets_sent += 1;
-                    self.report.bytes_sent += packet.packet.len() as u64;
-                    if packet.first_of_frame {
-                        self.report.frames_sent += 1;
-                    }
-                    // Parity is not resent: ARQ repairs what FEC could not.
-                    self.protect(
-                        now,
-                        &packet.packet,
-                        DatagramMeta {
-                            retransmit: false,
-                            ..meta
-                        },
-                    );
-                }
-                Err(_) => {
-                    let frame = packet.frame;
-                    while self.pending.front().is_some_and(|p| p.frame == frame) {
-                        self.pending.pop_front();
-                    }
-                    self.report.frames_dropped += 1;
+            if !self.send_media(now, &mut packet.packet, meta, packet.first_of_frame) {
+                let frame = packet.frame;
+                while self.pending.front().is_some_and(|p| p.frame == frame) {
+                    self.pending.pop_front();
                 }
             }
         }
+    }
+
+    /// Frame `frame`'s time from the start of the stream.
+    fn frame_time(&self, frame: u64) -> Duration {
+        Duration::from_secs_f64(frame as f64 / self.sender.config.fps)
+    }
+
+    /// Hands one RTP packet of the stream to the session, numbered as the
+    /// next packet sent; whether the session took it (if not, its frame
+    /// counts as dropped).
+    fn send_media(
+        &mut self,
+        now: Instant,
+        packet: &mut [u8],
+        meta: DatagramMeta,
+        first_of_frame: bool,
+    ) -> bool {
+        // RTP sequence numbers count the packets sent: frames dropped
+        // before sending leave no gap for the receiver to take as loss
+        // (RFC 3550 §5.1: "increments by one for each RTP data packet
+        // sent").
+        if let Some(field) = packet.get_mut(2..4) {
+            field.copy_from_slice(&self.rtp_sequence.to_be_bytes());
+        }
+        if self.session.send_with(now, packet, meta).is_err() {
+            self.report.frames_dropped += 1;
+            return false;
+        }
+        self.rtp_sequence = self.rtp_sequence.wrapping_add(1);
+        self.report.packets_sent += 1;
+        self.report.bytes_sent += packet.len() as u64;
+        if first_of_frame {
+            self.report.frames_sent += 1;
+        }
+        // Parity is not resent: ARQ repairs what FEC could not.
+        self.protect(
+            now,
+            packet,
+            DatagramMeta {
+                retransmit: false,
+                ..meta
+            },
+        );
+        true
     }
 
     /// Half the smallest RTT of the connections.
@@ -699,6 +748,11 @@ impl Run {
             match event {
                 SessionEvent::TargetBitrate(rate) => {
                     self.report.target_bitrate_bps = Some(rate.bits_per_sec());
+                    if self.layered.is_some() {
+                        // cc=buffer: the encoder keeps its rate; the
+                        // controller sheds enhancement frames instead.
+                        continue;
+                    }
                     // An encoder that refuses a bitrate keeps its last one.
                     let bps = rate.bits_per_sec() * self.media_share();
                     match self.source.set_target(bps) {

@@ -6,7 +6,11 @@
 //!
 //! | key | values | default |
 //! |---|---|---|
-//! | `cc` | `tfrc` (CCID 3), `tfrc-sp` (CCID 4), `ccid2`, `fixed` (the experimental fixed-rate CCID 249, for a dedicated bearer) | `tfrc` |
+//! | `cc` | `tfrc` (CCID 3), `tfrc-sp` (CCID 4), `ccid2`, `fixed` (the experimental fixed-rate CCID 249, for a dedicated bearer), `buffer` (paper 004's receiver-buffer controller over temporally layered video, see below) | `tfrc` |
+//! | `mode` | with `cc=buffer` only: `paper` (paper 004's schedule alone, on CCID 249 unpaced: the sender paces each window itself) or `tfrc-capped` (the same schedule never above TFRC's allowed rate, on CCID 3) | `paper` |
+//! | `preroll` | with `cc=buffer` only: T_s, the media buffered before playback and the level the buffer is kept at, a duration | `2s` |
+//! | `congestion_threshold` | with `cc=buffer` only: T_c < T_s, the buffer level at which the receiver reports congestion (paper 004 eq. 1) | T_s/2 |
+//! | `loss_threshold` | with `cc=buffer` only: T_loss in [T_c, T_s), the level while losses are observed (eq. 1) | 3·T_s/4 |
 //! | `rate` | with `cc=fixed` only, and required by a sender with it: each connection's rate, e.g. `64kbit`, `2mbit`, `1gbit` ([`Rate`] syntax) | none |
 //! | `conns` | 1..=64: the fixed count, or the count a controller starts from | 1 |
 //! | `controller` | `fixed`, `adaptive`, `multfrc`, `e-multfrc`, `aggregate` | `fixed` when `conns` is given or no multi-connection key is; otherwise `adaptive`, the default controller (`docs/results/multiconn.md` says why) |
@@ -23,7 +27,7 @@
 //!
 //! A listening URL (`dccp://:9000`, `dccp://0.0.0.0:9000`) takes only `cc`
 //! (the one CCID it accepts), `max_packet`, `peer_timeout`, `arq` and
-//! `passphrase`.
+//! `passphrase`, and with `cc=buffer` the controller's keys.
 //!
 //! A passphrase never appears in what a URL prints (`Display`, errors): it
 //! shows as `passphrase=***`. On a shared machine the command line is
@@ -34,6 +38,16 @@
 //! URL, when the sender sends nothing for that long once its data began
 //! (a receiver waits for its sender to connect and to start as long as it
 //! is left running). See [`crate::peer`].
+//!
+//! `cc=buffer` runs paper 004's receiver-buffer controller
+//! ([`fairstream_proto::cc::buffer`]): the sender plans each 1 s window of a
+//! temporally layered stream and keeps whole enhancement frames as the
+//! receiver's reports allow; the receiver watches its playout buffer and
+//! reports it. Both ends need `cc=buffer` with the same `mode` (it chooses
+//! the CCID) and thresholds. It streams over one connection without
+//! retransmission or FEC: `conns`, `controller`, `policy`, `start_offset`,
+//! `rtt_min_lifetime`, `rate`, `fec` and `arq=on` are refused with it, and
+//! its keys without it.
 //!
 //! `cc=fixed` sends at `rate` whatever the loss (paper 003's proxy re-sends
 //! on a dedicated bearer of fixed rate, `dccp://host:9001?cc=fixed&rate=64kbit`):
@@ -46,6 +60,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use fairstream_media::stream::FecParams;
+use fairstream_proto::cc::buffer::BufferConfig;
 use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
 use fairstream_proto::conn::Ccid;
 use fairstream_proto::secure::Passphrase;
@@ -53,6 +68,7 @@ use fairstream_proto::session::SplitPolicy;
 use fairstream_proto::units::{parse_duration, Rate};
 
 use crate::peer::PeerTimeout;
+use text::{percent_decode, redact};
 
 /// What was wrong with a URL.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -110,6 +126,17 @@ pub enum UrlError {
     /// A sending URL with `cc=fixed` and no `rate`.
     #[error("`{0}` asks for cc=fixed without a rate (add e.g. &rate=64kbit)")]
     FixedWithoutRate(String),
+    /// A key that does not go with `cc=buffer`, or a key of `cc=buffer`
+    /// without it.
+    #[error("option `{key}` in `{url}` {reason}")]
+    BufferKey {
+        /// The URL.
+        url: String,
+        /// The key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
     /// A bad value.
     #[error("bad value `{value}` for `{key}`: {reason}")]
     BadValue {
@@ -236,6 +263,10 @@ pub struct DccpUrl {
     pub arq: Option<bool>,
     /// `passphrase`: packets are protected with keys from it.
     pub passphrase: Option<Passphrase>,
+    /// `cc=buffer`: the receiver-buffer controller's configuration (its
+    /// frame interval is the sender's frame rate's, set by the sender, and
+    /// learnt by the receiver from the stream).
+    pub buffer: Option<BufferConfig>,
     /// The URL as given, with the passphrase shown as `***`.
     text: String,
     /// Keys given in the query.
@@ -243,42 +274,10 @@ pub struct DccpUrl {
 }
 
 const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, \
-     max_packet, fec, peer_timeout, arq, passphrase";
-const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase";
-
-/// `text` with the value of every `passphrase` key replaced by `***`.
-fn redact(text: &str) -> String {
-    let Some((head, query)) = text.split_once('?') else {
-        return text.to_owned();
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some(("passphrase", _)) => "passphrase=***".to_owned(),
-            _ => pair.to_owned(),
-        })
-        .collect();
-    format!("{head}?{}", pairs.join("&"))
-}
-
-/// Decodes `%XX` escapes (RFC 3986 §2.1); `None` for a bad escape or text
-/// that is not UTF-8 once decoded.
-fn percent_decode(value: &str) -> Option<String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&byte) = bytes.get(i) {
-        if byte == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(byte);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
+     max_packet, fec, peer_timeout, arq, passphrase, mode, preroll, congestion_threshold, \
+     loss_threshold";
+const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase, and with cc=buffer \
+     mode, preroll, congestion_threshold, loss_threshold";
 
 impl fmt::Display for DccpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -325,9 +324,11 @@ impl FromStr for DccpUrl {
             peer_timeout: PeerTimeout::Auto,
             arq: None,
             passphrase: None,
+            buffer: None,
             text: shown.clone(),
             keys: Vec::new(),
         };
+        let mut cc_buffer = false;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             if url.keys.iter().any(|k| k == key) {
@@ -336,9 +337,14 @@ impl FromStr for DccpUrl {
                     key: key.to_owned(),
                 });
             }
-            url.set(key, value)?;
+            if key == "cc" && value == "buffer" {
+                cc_buffer = true;
+            } else if !url.set_buffer_key(key, value)? {
+                url.set(key, value)?;
+            }
             url.keys.push(key.to_owned());
         }
+        url.finish_buffer(cc_buffer)?;
         // As in a scenario file: a multi-connection key without `conns` or
         // `controller` asks for the default controller.
         let given = |k: &str| url.keys.iter().any(|key| key == k);
@@ -384,7 +390,13 @@ impl DccpUrl {
                     "tfrc-sp" => Ccid::TfrcSp,
                     "ccid2" => Ccid::Ccid2,
                     "fixed" => Ccid::FixedRateExperimental,
-                    _ => return Err(bad(key, value, "expected tfrc, tfrc-sp, ccid2 or fixed")),
+                    _ => {
+                        return Err(bad(
+                            key,
+                            value,
+                            "expected tfrc, tfrc-sp, ccid2, fixed or buffer",
+                        ))
+                    }
                 }
             }
             "rate" => {
@@ -502,7 +514,10 @@ impl DccpUrl {
     /// The address to send to (the host must be given); `cc=fixed` must
     /// come with its `rate`.
     pub fn target(&self) -> Result<SocketAddr, UrlError> {
-        if self.transport.cc == Ccid::FixedRateExperimental && self.transport.rate.is_none() {
+        if self.transport.cc == Ccid::FixedRateExperimental
+            && self.transport.rate.is_none()
+            && self.buffer.is_none()
+        {
             return Err(UrlError::FixedWithoutRate(self.text.clone()));
         }
         if self.port == 0 {
@@ -544,7 +559,7 @@ impl DccpUrl {
             !matches!(
                 k.as_str(),
                 "cc" | "max_packet" | "peer_timeout" | "arq" | "passphrase"
-            )
+            ) && !buffer::BUFFER_KEYS.contains(&k.as_str())
         }) {
             return Err(UrlError::UnknownKey {
                 url: self.text.clone(),
@@ -564,5 +579,7 @@ impl DccpUrl {
     }
 }
 
+mod buffer;
 #[cfg(test)]
 mod tests;
+mod text;

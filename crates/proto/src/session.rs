@@ -24,7 +24,9 @@ mod sender;
 pub use arq::{ArqConfig, DatagramMeta, ReceiverArqStats, SenderArqStats};
 pub use receiver::{ReceiverSession, ReceiverSessionStats};
 pub use reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
-pub use sender::{SenderSession, SessionConfig, SessionEvent, SessionSendError, SplitPolicy};
+pub use sender::{
+    SenderSession, SessionConfig, SessionEvent, SessionSendError, SplitPolicy, MAX_HELD_REPORTS,
+};
 
 /// Bytes of the session header in front of every datagram: the sequence
 /// number.

@@ -5,9 +5,9 @@
 
 use fairstream_report::{Chart, Series, Style};
 
-use super::quality::Quality;
 use super::run::{Sample, Setup};
 use super::Measured;
+use crate::quality::Quality;
 
 /// A chart, its file stem and what it shows (the caption).
 #[derive(Clone, Debug, PartialEq)]

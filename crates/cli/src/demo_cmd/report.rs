@@ -15,7 +15,7 @@ use super::charts::Plot;
 use super::run::{describe, Sample, Setup};
 use super::table::{Figures, Row};
 use super::{setup_line, Measured};
-use crate::demo_cmd::quality::Quality;
+use crate::quality::Quality;
 use fairstream_net::recv::RecvReport;
 use fairstream_net::send::SendReport;
 

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::quality::Quality;
 use super::run::{RunOutcome, Setup};
+use crate::quality::Quality;
 
 /// The figures the table shows, for `summary.json` too.
 #[derive(Clone, Debug, Serialize)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{FecReceiveStats, LostByType, OutputSpec};
+use super::{BufferRecvReport, FecReceiveStats, LostByType, OutputSpec};
 use crate::peer::PeerTimeout;
 use crate::stats::StatsConfig;
 use crate::url::{DccpUrl, UrlError};
@@ -213,4 +213,8 @@ pub struct RecvReport {
     /// Senders (addresses) whose handshake did not authenticate; the
     /// first few are named on stderr.
     pub refused_senders: u64,
+    /// `cc=buffer`: what paper 004's controller saw and did (absent
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferRecvReport>,
 }

@@ -3,7 +3,9 @@
 use fairstream_proto::time::Instant;
 use serde::Serialize;
 
-use super::{FecReceiveStats, LostByType, RecvError, RecvFailure, RecvReport, RecvRun};
+use super::{
+    BufferRecvReport, FecReceiveStats, LostByType, RecvError, RecvFailure, RecvReport, RecvRun,
+};
 use crate::stats::{connection_figures, human_rate, ConnectionFigures};
 
 /// One line of `--stats-json` from the receiver.
@@ -24,6 +26,9 @@ struct RecvStatsLine<'a> {
     stalls: u64,
     fec: FecReceiveStats,
     conns: &'a [ConnectionFigures],
+    /// `cc=buffer`: what the controller saw so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buffer: Option<BufferRecvReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -43,8 +48,15 @@ impl RecvRun {
         self.last_stats = (now, self.report.bytes_received);
         let buffer_s = self.player.buffer_s(now);
         let lost = self.assembler.lost;
+        let buffer = self.layered.as_mut().map(|l| l.report(false));
+        let controller = buffer.as_ref().map_or_else(String::new, |b| {
+            format!(
+                ", cc=buffer: held {:.2} s, frames by layer {:?}, underruns {}",
+                b.occupancy_s, b.frames_complete, b.underruns
+            )
+        });
         let line = format!(
-            "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}",
+            "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}{controller}",
             conns.len(),
             self.report.packets_received,
             self.report.frames_written,
@@ -79,6 +91,7 @@ impl RecvRun {
             stalls: self.player.stalls,
             fec: self.fec.stats,
             conns: &conns,
+            buffer,
         };
         let written = self.sink.report(&line, &record);
         self.stats_failures.check("recv", written);
@@ -121,6 +134,7 @@ impl RecvRun {
         report.arq_recovered = session_stats.arq.recovered;
         report.arq_too_late = session_stats.arq.too_late;
         report.fec = self.fec.stats;
+        report.buffer = self.layered.as_mut().map(|l| l.report(true));
         report.stats_write_errors = self.stats_failures.count();
         if self.failure.is_none() && report.frames_written == 0 {
             self.failure = Some(RecvFailure::NoFrames { peer: self.peer });

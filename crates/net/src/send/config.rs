@@ -5,9 +5,12 @@ use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use fairstream_media::temporal::TemporalLayers;
 use serde::Serialize;
 
-use super::SourceSpec;
+use fairstream_proto::cc::buffer::StopReason;
+
+use super::{BufferSendReport, SourceSpec};
 use crate::peer::PeerTimeout;
 use crate::stats::StatsConfig;
 use crate::url::{DccpUrl, UrlError};
@@ -55,6 +58,10 @@ pub struct SendConfig {
     /// Record the departure of up to this many datagrams in
     /// [`SendReport::departures`] (for benchmarks of the pacing). Default 0.
     pub record_departures: usize,
+    /// The temporal layers generated content is encoded in (OpenH264's
+    /// hierarchical P, `fairstream_media::temporal`); `cc=buffer` sheds the
+    /// upper ones. Default one layer.
+    pub temporal_layers: TemporalLayers,
 }
 
 /// A frame as the sender took it from its source, for
@@ -87,6 +94,7 @@ impl SendConfig {
             stats: StatsConfig::default(),
             frames: None,
             record_departures: 0,
+            temporal_layers: TemporalLayers::ONE,
         }
     }
 }
@@ -199,6 +207,11 @@ pub enum SendError {
     /// The statistics file could not be created.
     #[error("statistics: {0}")]
     Stats(io::Error),
+    /// `cc=buffer`: paper 004's controller cut the stream off, the base
+    /// layer no longer fitting the path (paper 004 §2.2: "the stream is
+    /// simply cut off").
+    #[error("cc=buffer cut the stream off: {0}")]
+    BufferStopped(StopReason),
 }
 
 pub(super) fn socket_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> SendError {
@@ -283,4 +296,7 @@ pub struct SendReport {
     pub auth_failures: u64,
     /// Authenticated packets dropped as replays.
     pub replays_dropped: u64,
+    /// `cc=buffer`: what paper 004's controller did (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<BufferSendReport>,
 }

@@ -10,6 +10,7 @@ use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use fairstream_media::codec::{Encoder, EncoderSettings};
 use fairstream_media::generator::Generator;
 use fairstream_media::h264::incremental::{AccessUnitSplitter, SplitAccessUnit};
+use fairstream_media::temporal::TemporalLayers;
 
 use super::SendError;
 use crate::relay::{Popped, RelayBuffer};
@@ -57,8 +58,9 @@ pub enum SourceSpec {
 /// The next frame, if one is ready.
 #[derive(Debug)]
 pub(super) enum Next {
-    /// A frame, and the RTP timestamp it keeps (a relayed frame).
-    Frame(SplitAccessUnit, Option<u32>),
+    /// A frame, the RTP timestamp it keeps (a relayed frame), and its
+    /// temporal layer (0 but for generated content of several layers).
+    Frame(SplitAccessUnit, Option<u32>, u8),
     /// None yet (the reader is behind).
     NotYet,
     /// The end of the source.
@@ -95,12 +97,14 @@ pub(super) struct GeneratedSource {
 
 impl Source {
     /// Opens `spec`; `looped` repeats a file; `slice_max` is the largest
-    /// slice the encoder makes (so that a slice fits a packet).
+    /// slice the encoder makes (so that a slice fits a packet); generated
+    /// content is encoded in `layers` temporal layers.
     pub(super) fn open(
         spec: &SourceSpec,
         looped: bool,
         fps: f64,
         slice_max: u32,
+        layers: TemporalLayers,
     ) -> Result<Source, SendError> {
         match spec {
             SourceSpec::File(path) => {
@@ -136,15 +140,17 @@ impl Source {
                     source_name: "generated".into(),
                     reason: e.to_string(),
                 })?;
-                let encoder = Encoder::new(EncoderSettings {
+                let settings = EncoderSettings {
                     bitrate_bps: *initial_bitrate_bps,
                     fps: fps as f32,
                     gop: *gop,
                     slice_max_bytes: Some(slice_max.max(100)),
-                })
-                .map_err(|e| SendError::Source {
-                    source_name: "generated".into(),
-                    reason: e.to_string(),
+                };
+                let encoder = Encoder::with_temporal_layers(settings, layers).map_err(|e| {
+                    SendError::Source {
+                        source_name: "generated".into(),
+                        reason: e.to_string(),
+                    }
                 })?;
                 let pixels_per_second = f64::from(*width) * f64::from(*height) * fps;
                 Ok(Source::Generated(Box::new(GeneratedSource {
@@ -163,7 +169,7 @@ impl Source {
     pub(super) fn next(&mut self) -> Result<Next, SendError> {
         match self {
             Source::Reader { frames, name } => match frames.try_recv() {
-                Ok(Ok(frame)) => Ok(Next::Frame(frame, None)),
+                Ok(Ok(frame)) => Ok(Next::Frame(frame, None, 0)),
                 Ok(Err(reason)) => Err(SendError::Source {
                     source_name: name.clone(),
                     reason,
@@ -171,7 +177,9 @@ impl Source {
                 Err(TryRecvError::Empty) => Ok(Next::NotYet),
                 Err(TryRecvError::Disconnected) => Ok(Next::End),
             },
-            Source::Generated(generated) => generated.encode_next().map(|f| Next::Frame(f, None)),
+            Source::Generated(generated) => generated
+                .encode_next()
+                .map(|(frame, temporal_id)| Next::Frame(frame, None, temporal_id)),
             Source::Relay(buffer) => Ok(match buffer.pop() {
                 Popped::Frame(frame) => Next::Frame(
                     SplitAccessUnit {
@@ -184,6 +192,7 @@ impl Source {
                         nal_units: frame.nal_units,
                     },
                     Some(frame.timestamp),
+                    0,
                 ),
                 Popped::Empty => Next::NotYet,
                 Popped::Ended => Next::End,
@@ -219,21 +228,22 @@ impl Source {
 }
 
 impl GeneratedSource {
-    fn encode_next(&mut self) -> Result<SplitAccessUnit, SendError> {
+    /// The next frame and its temporal layer.
+    fn encode_next(&mut self) -> Result<(SplitAccessUnit, u8), SendError> {
         let error = |reason: String| SendError::Source {
             source_name: "generated".into(),
             reason,
         };
         let picture = self.generator.frame(self.next);
         self.next += 1;
-        let bytes = self
+        let encoded = self
             .encoder
-            .encode(&picture)
+            .encode_layered(&picture)
             .map_err(|e| error(e.to_string()))?;
         // One frame's bytes are one access unit.
         let mut units = self
             .splitter
-            .push(&bytes)
+            .push(&encoded.bytes)
             .map_err(|e| error(e.to_string()))?;
         units.extend(self.splitter.finish().map_err(|e| error(e.to_string()))?);
         let mut nal_units = Vec::new();
@@ -247,11 +257,12 @@ impl GeneratedSource {
         if nal_units.is_empty() {
             return Err(error("the encoder produced no NAL unit".into()));
         }
-        Ok(SplitAccessUnit {
+        let frame = SplitAccessUnit {
             frame_type,
             idr,
             nal_units,
-        })
+        };
+        Ok((frame, encoded.temporal_id))
     }
 }
 

@@ -3,7 +3,7 @@
 use fairstream_proto::time::Instant;
 use serde::Serialize;
 
-use super::{Run, SendReport};
+use super::{BufferSendReport, Run, SendReport};
 use crate::stats::{connection_figures, human_duration, human_rate, ConnectionFigures};
 
 /// One line of `--stats-json` from the sender.
@@ -21,6 +21,9 @@ struct SendStatsLine<'a> {
     bytes_sent: u64,
     session_queue: usize,
     conns: &'a [ConnectionFigures],
+    /// `cc=buffer`: what the controller did so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buffer: Option<BufferSendReport>,
 }
 
 /// The final line of `--stats-json`.
@@ -40,8 +43,18 @@ impl Run {
             .fold(f64::NAN, f64::min);
         let p = conns.iter().map(|c| c.p).fold(0.0, f64::max);
         let time_s = (now - self.start).as_secs_f64();
+        let buffer = self.layered.as_ref().map(|l| l.report());
+        let controller = buffer.as_ref().map_or_else(String::new, |b| {
+            format!(
+                ", buffer: η {:.2} δ {:.3} enhancement kept {} of the last window",
+                b.eta,
+                b.delta,
+                b.last_window_share
+                    .map_or_else(|| "-".to_owned(), |s| format!("{:.0} %", 100.0 * s)),
+            )
+        });
         let line = format!(
-            "{time_s:7.1}s send: {} conns, allowed {}, rtt {}, p {:.4}, frames sent {} late {} dropped {}, {} pkts",
+            "{time_s:7.1}s send: {} conns, allowed {}, rtt {}, p {:.4}, frames sent {} late {} dropped {}, {} pkts{controller}",
             self.session.open_connections(),
             human_rate(rate),
             human_duration(Some(rtt)),
@@ -74,6 +87,7 @@ impl Run {
             bytes_sent: self.report.bytes_sent,
             session_queue: self.session.queued(),
             conns: &conns,
+            buffer,
         };
         let written = self.sink.report(&line, &record);
         self.stats_failures.check("send", written);
@@ -94,6 +108,7 @@ impl Run {
         self.report.packets_sealed = self.protection.stats.sealed;
         self.report.auth_failures = self.protection.stats.auth_failures;
         self.report.replays_dropped = self.protection.stats.replayed;
+        self.report.buffer = self.layered.as_ref().map(|l| l.report());
         let written = self.sink.report(
                 &format!(
                     "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",

@@ -1,6 +1,7 @@
 //! The URL parser's tests.
 
 use super::*;
+use fairstream_proto::cc::buffer::BufferMode;
 
 #[test]
 fn parses_a_full_sender_url() {
@@ -227,4 +228,101 @@ fn a_passphrase_is_parsed_decoded_and_never_shown() {
     let long = format!("dccp://h:1?passphrase={}", "x".repeat(80));
     let error = long.parse::<DccpUrl>().unwrap_err().to_string();
     assert!(error.contains("79"), "{error}");
+}
+
+#[test]
+fn buffer_urls_choose_the_ccid_by_mode_and_scale_the_thresholds() {
+    let paper: DccpUrl = "dccp://127.0.0.1:9000?cc=buffer".parse().unwrap();
+    let config = paper.buffer.unwrap();
+    assert_eq!(config, BufferConfig::default());
+    assert_eq!(paper.transport.ccid(), Ccid::FixedRateExperimental);
+    assert_eq!(paper.arq, Some(false));
+    assert!(
+        paper.target().is_ok(),
+        "CCID 249 needs no rate with cc=buffer"
+    );
+    let capped: DccpUrl = "dccp://:9000?mode=tfrc-capped&cc=buffer&preroll=4s"
+        .parse()
+        .unwrap();
+    assert_eq!(capped.transport.ccid(), Ccid::Tfrc);
+    assert!(capped.listen_address().is_ok());
+    let config = capped.buffer.unwrap();
+    assert_eq!(config.mode, BufferMode::TfrcCapped);
+    assert_eq!(config.preroll, Duration::from_secs(4));
+    assert_eq!(config.congestion_threshold, Duration::from_secs(2));
+    assert_eq!(config.loss_threshold, Duration::from_secs(3));
+    let short: DccpUrl = "dccp://h:1?cc=buffer&preroll=500ms&loss_threshold=400ms"
+        .parse()
+        .unwrap();
+    let config = short.buffer.unwrap();
+    assert_eq!(config.congestion_threshold, Duration::from_millis(250));
+    assert_eq!(config.loss_threshold, Duration::from_millis(400));
+    assert!(config.validate().is_ok());
+    let plain: DccpUrl = "dccp://h:1?cc=tfrc".parse().unwrap();
+    assert_eq!(plain.buffer, None);
+}
+
+#[test]
+fn buffer_url_errors_name_the_key() {
+    let cases = [
+        (
+            "dccp://h:1?mode=paper",
+            "option `mode`",
+            "applies only with cc=buffer",
+        ),
+        (
+            "dccp://h:1?cc=tfrc&preroll=2s",
+            "option `preroll`",
+            "only with cc=buffer",
+        ),
+        (
+            "dccp://h:1?cc=buffer&conns=4",
+            "option `conns`",
+            "one connection",
+        ),
+        (
+            "dccp://h:1?controller=multfrc&cc=buffer",
+            "option `controller`",
+            "cc=buffer",
+        ),
+        (
+            "dccp://h:1?cc=buffer&rate=1mbit",
+            "option `rate`",
+            "does not go with cc=buffer",
+        ),
+        ("dccp://h:1?cc=buffer&fec=24,20", "option `fec`", "parity"),
+        (
+            "dccp://h:1?cc=buffer&arq=on",
+            "option `arq`",
+            "=on does not go",
+        ),
+        (
+            "dccp://h:1?cc=buffer&mode=fast",
+            "bad value `fast` for `mode`",
+            "tfrc-capped",
+        ),
+        ("dccp://h:1?cc=buffer&preroll=soon", "for `preroll`", ""),
+        (
+            "dccp://h:1?cc=buffer&congestion_threshold=3s",
+            "bad value `3s` for `congestion_threshold`",
+            "below the preroll",
+        ),
+        (
+            "dccp://h:1?cc=buffer&loss_threshold=500ms",
+            "bad value `500ms` for `loss_threshold`",
+            "eq. 1",
+        ),
+        ("dccp://h:1?cc=buffer&preroll=0s", "for `preroll`", "frames"),
+    ];
+    for (text, first, second) in cases {
+        let error = text.parse::<DccpUrl>().unwrap_err().to_string();
+        assert!(
+            error.contains(first) && error.contains(second),
+            "{text}: {error}"
+        );
+    }
+    // arq=off is what cc=buffer does anyway.
+    assert!("dccp://h:1?cc=buffer&arq=off".parse::<DccpUrl>().is_ok());
+    let listener: DccpUrl = "dccp://:9000?cc=buffer&mode=paper".parse().unwrap();
+    assert!(listener.listen_address().is_ok());
 }

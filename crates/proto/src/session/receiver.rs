@@ -7,7 +7,8 @@ use super::reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 use super::{FecTag, SessionHeader};
 use crate::cc::tfrc::PacketSizeMode;
 use crate::conn::{
-    ConnectionConfig, ConnectionId, CookieConfig, Endpoint, EndpointConfig, State, Transmit,
+    ConnectionConfig, ConnectionId, CookieConfig, Endpoint, EndpointConfig, SendError, State,
+    Transmit,
 };
 use crate::ecn::Ecn;
 use crate::time::Instant;
@@ -348,6 +349,34 @@ impl ReceiverSession {
         self.reorder.pop()
     }
 
+    /// Sends an application's report (an RTCP packet, RFC 5762 §4, such as
+    /// paper 004's [`BufferReport`](crate::wire::rtcp::BufferReport)) back
+    /// to the sender, as the session sends its NACKs: on the connection
+    /// that delivered last, or another open one, paced by that
+    /// connection's CCID. The sender's session hands it to its application
+    /// ([`SenderSession::poll_report`](super::SenderSession::poll_report)).
+    /// [`SendError::NotOpen`] when no connection is open.
+    pub fn send_report(&mut self, now: Instant, report: &[u8]) -> Result<(), SendError> {
+        let conn = self
+            .back_lane()
+            .and_then(|id| self.endpoint.connection_mut(id))
+            .ok_or(SendError::NotOpen(State::Closed))?;
+        conn.send(now, report)
+    }
+
+    /// The connection what goes back to the sender takes: the one that
+    /// delivered last, if it is open, else any open one.
+    fn back_lane(&self) -> Option<ConnectionId> {
+        let open = |id: &ConnectionId| {
+            self.endpoint
+                .connection(*id)
+                .is_some_and(|c| c.state() == State::Open)
+        };
+        self.last_lane
+            .filter(open)
+            .or_else(|| self.endpoint.connection_ids().find(open))
+    }
+
     fn collect(&mut self, now: Instant, id: ConnectionId) {
         while self.endpoint.poll_event().is_some() {}
         let Some(conn) = self.endpoint.connection_mut(id) else {
@@ -430,23 +459,10 @@ impl ReceiverSession {
         if due.is_empty() {
             return;
         }
-        // Back on the connection that delivered last, if it is open, else
-        // on any open one.
-        let lane = self
-            .last_lane
-            .filter(|id| {
-                self.endpoint
-                    .connection(*id)
-                    .is_some_and(|c| c.state() == State::Open)
-            })
-            .or_else(|| {
-                self.endpoint.connection_ids().find(|id| {
-                    self.endpoint
-                        .connection(*id)
-                        .is_some_and(|c| c.state() == State::Open)
-                })
-            });
-        let Some(conn) = lane.and_then(|id| self.endpoint.connection_mut(id)) else {
+        let Some(conn) = self
+            .back_lane()
+            .and_then(|id| self.endpoint.connection_mut(id))
+        else {
             return;
         };
         // The connection paces what it sends back by its own CCID (RFC 5762

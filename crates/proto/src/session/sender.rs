@@ -196,7 +196,18 @@ pub struct SenderSession {
     last_feedback: Option<(ConnectionId, u64)>,
     /// The CE marks that connection had reported by then.
     last_ecn_marks: u64,
+    /// RTCP packets from the receiver the session does not act on, for
+    /// [`poll_report`](SenderSession::poll_report); at most
+    /// [`MAX_HELD_REPORTS`].
+    reports: VecDeque<Vec<u8>>,
+    /// Reports dropped because [`MAX_HELD_REPORTS`] were held.
+    reports_dropped: u64,
 }
+
+/// The most receiver reports a [`SenderSession`] holds for
+/// [`poll_report`](SenderSession::poll_report); beyond, the oldest is
+/// dropped.
+pub const MAX_HELD_REPORTS: usize = 64;
 
 impl SenderSession {
     /// A session that opens its first connection at `now`.
@@ -233,6 +244,8 @@ impl SenderSession {
             closed: false,
             last_feedback: None,
             last_ecn_marks: 0,
+            reports: VecDeque::new(),
+            reports_dropped: 0,
         };
         session.update(now);
         Ok(session)
@@ -377,6 +390,20 @@ impl SenderSession {
     /// The next event.
     pub fn poll_event(&mut self) -> Option<SessionEvent> {
         self.events.pop_front()
+    }
+
+    /// The oldest RTCP packet the receiver sent back that the session does
+    /// not act on itself (it acts on its Generic NACKs): an application's
+    /// report, such as paper 004's buffer report
+    /// ([`BufferReport`](crate::wire::rtcp::BufferReport)). At most
+    /// [`MAX_HELD_REPORTS`] wait; a newer one beyond drops the oldest.
+    pub fn poll_report(&mut self) -> Option<Vec<u8>> {
+        self.reports.pop_front()
+    }
+
+    /// Reports dropped because [`MAX_HELD_REPORTS`] were waiting.
+    pub fn reports_dropped(&self) -> u64 {
+        self.reports_dropped
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) must run.

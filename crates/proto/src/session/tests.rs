@@ -345,3 +345,47 @@ fn headers_round_trip_with_and_without_playout_time_and_fec_tag() {
     assert_eq!(SessionHeader::parse(&bytes).map(|(h, _)| h.fec), Some(None));
     assert_eq!(SessionHeader::parse(&bytes[..6]), None);
 }
+
+#[test]
+fn reports_go_back_to_the_sender_application_at_most_a_bounded_number_held() {
+    let config = config(ConnectionCountConfig::Fixed(1), SplitPolicy::Earliest);
+    let (mut sender, mut receiver, received) =
+        run(config, Duration::from_secs(2), 200, |_, _| false);
+    assert_eq!(received.len(), 200);
+    // An RTCP APP packet (PT 204) of 12 bytes, numbered in its last byte.
+    let report = |n: u8| vec![0x80, 204, 0, 2, 0, 0, 0, 1, b'T', b'E', b'S', n];
+    let mut now = Instant::ZERO + Duration::from_secs(2);
+    let mut buf = Vec::new();
+    let mut sent = 0u64;
+    for n in 0..100u8 {
+        if receiver.send_report(now, &report(n)).is_ok() {
+            sent += 1;
+        }
+        // Not RTCP: never handed to the application.
+        let _ = receiver.send_report(now, b"not rtcp");
+        while receiver.poll_transmit(now, &mut buf).is_some() {
+            sender.handle_datagram(now, &buf);
+        }
+        while sender.poll_transmit(now, &mut buf).is_some() {
+            receiver.handle_datagram(now, &buf, 1);
+        }
+        now += Duration::from_millis(20);
+        sender.handle_timeout(now);
+        receiver.handle_timeout(now);
+    }
+    let mut held = Vec::new();
+    while let Some(bytes) = sender.poll_report() {
+        held.push(bytes);
+    }
+    let arrived = held.len() as u64 + sender.reports_dropped();
+    assert!(sent > MAX_HELD_REPORTS as u64, "{sent} reports sent");
+    assert!(
+        arrived > MAX_HELD_REPORTS as u64,
+        "{arrived} of {sent} arrived"
+    );
+    assert_eq!(held.len(), MAX_HELD_REPORTS);
+    // The newest are kept, in order.
+    let numbers: Vec<u8> = held.iter().map(|r| r[11]).collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    assert!(held.iter().all(|r| r[1] == 204));
+}

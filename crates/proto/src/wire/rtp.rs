@@ -13,14 +13,22 @@
 //! - [`SequenceTracker`]: the Appendix A.1 validity check (probation,
 //!   MAX_DROPOUT, MAX_MISORDER) with 64-bit extended sequence numbers, and the
 //!   Appendix A.3 loss counts a receiver report needs.
+//! - [`TemporalFrameInfo`]: the temporal-frame header extension element
+//!   (RFC 8285 one-byte form) of a temporally layered stream.
 
 use std::fmt;
 use std::ops::Deref;
 
 mod sequence;
+mod temporal_frame;
 
 pub use sequence::{
     sequence_delta, sequence_precedes, SequenceTracker, SequenceTrackerConfig, SequenceUpdate,
+};
+pub use temporal_frame::{
+    one_byte_element, TemporalFrameError, TemporalFrameInfo, ONE_BYTE_PROFILE,
+    TEMPORAL_FRAME_EXTENSION_DATA_LEN, TEMPORAL_FRAME_EXTENSION_LEN, TEMPORAL_FRAME_ID,
+    TEMPORAL_FRAME_URI,
 };
 
 /// The RTP version this module reads and writes.

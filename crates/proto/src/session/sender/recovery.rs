@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{SenderSession, SessionEvent};
+use super::{SenderSession, SessionEvent, MAX_HELD_REPORTS};
 use crate::conn::{ConnectionId, State};
 use crate::time::Instant;
 use crate::wire::rtcp::{is_rtcp, GenericNack};
@@ -36,8 +36,9 @@ impl SenderSession {
     }
 
     /// Reads what the receiver sent back on the connections: RTCP (RFC
-    /// 5762 §4), of which the session acts on Generic NACKs. Anything else
-    /// is dropped.
+    /// 5762 §4), of which the session acts on Generic NACKs and keeps the
+    /// other packets for [`poll_report`](SenderSession::poll_report).
+    /// Anything else is dropped.
     pub(super) fn read_feedback(&mut self, now: Instant) {
         let ids: Vec<ConnectionId> = self.conns.iter().map(|c| c.id).collect();
         for id in ids {
@@ -49,13 +50,25 @@ impl SenderSession {
                 if !is_rtcp(&datagram) {
                     continue;
                 }
-                if let Some(Ok(nack)) = GenericNack::parse(&datagram) {
-                    if nack.media_ssrc == SESSION_SSRC {
+                match GenericNack::parse(&datagram) {
+                    Some(Ok(nack)) if nack.media_ssrc == SESSION_SSRC => {
                         self.handle_nack(now, &nack);
                     }
+                    Some(_) => {}
+                    None => self.hold_report(datagram),
                 }
             }
         }
+    }
+
+    /// Keeps an RTCP packet for the application, dropping the oldest held
+    /// beyond [`MAX_HELD_REPORTS`].
+    fn hold_report(&mut self, datagram: Vec<u8>) {
+        if self.reports.len() >= MAX_HELD_REPORTS {
+            self.reports.pop_front();
+            self.reports_dropped += 1;
+        }
+        self.reports.push_back(datagram);
     }
 
     /// Queues what a NACK asks for, if it can still arrive in time.

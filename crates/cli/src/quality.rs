@@ -1,8 +1,10 @@
-//! The quality of what the receiver got: its access units decoded with
+//! The quality of what a receiver got (`fairstream demo`, and `fairstream
+//! recv --reference generated`): its access units decoded with
 //! concealment, each placed at the frame its RTP timestamp names, and
 //! compared with the generator's frame of the same number (the generator
 //! is deterministic, so the reference is made again). A frame that never
-//! arrived shows the previous picture, as a player would (EvalVid's
+//! arrived, or that the sender dropped (a temporal layer shed by
+//! `cc=buffer`), shows the previous picture, as a player would (EvalVid's
 //! convention, that of `fairstream_media::codec::decode_aligned`).
 
 use anyhow::Context;
@@ -19,24 +21,25 @@ use serde::Serialize;
 
 /// The quality of one run's video.
 #[derive(Clone, Debug, Serialize)]
-pub(super) struct Quality {
+pub(crate) struct Quality {
     /// The frames the sender encoded (the reference's length).
-    pub(super) frames: usize,
+    pub(crate) frames: usize,
     /// Frames the decoder did not produce: lost, or dropped by the sender
     /// as late; the previous picture stands in.
-    pub(super) frames_repeated: usize,
+    pub(crate) frames_repeated: usize,
     /// Pictures decoded with concealment (or predicted from one).
-    pub(super) frames_concealed: u64,
-    /// Luma PSNR and SSIM of every frame against the source.
+    pub(crate) frames_concealed: u64,
+    /// Luma PSNR and SSIM (NaN when not measured) of every frame against
+    /// the source.
     #[serde(skip)]
-    pub(super) per_frame: Vec<FrameQuality>,
+    pub(crate) per_frame: Vec<FrameQuality>,
     /// Their means.
-    pub(super) summary: Option<QualitySummary>,
+    pub(crate) summary: Option<QualitySummary>,
 }
 
 /// The frames as the sender took them from the encoder, before any loss:
 /// the quality the encoder reached at the bitrate it was given.
-pub(super) fn as_encoded(sent: &[SourceFrame], size: (u32, u32)) -> anyhow::Result<Quality> {
+pub(crate) fn as_encoded(sent: &[SourceFrame], size: (u32, u32)) -> anyhow::Result<Quality> {
     let units = sent
         .iter()
         .map(|frame| {
@@ -46,26 +49,38 @@ pub(super) fn as_encoded(sent: &[SourceFrame], size: (u32, u32)) -> anyhow::Resu
             )
         })
         .collect();
-    measure(units, sent.len(), size)
+    measure(units, sent.len(), size, Ssim::Measured)
+}
+
+/// Whether SSIM is measured beside PSNR (it costs several times more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ssim {
+    /// Measured.
+    Measured,
+    /// Left out: NaN in the per-frame figures and the summary.
+    Skipped,
 }
 
 /// What the receiver wrote, each access unit placed at the frame its RTP
 /// timestamp names; `frames` is how many the sender encoded.
-pub(super) fn as_received(
+pub(crate) fn as_received(
     units: &[ReceivedAccessUnit],
     frames: usize,
     size: (u32, u32),
     fps: f64,
+    ssim: Ssim,
 ) -> anyhow::Result<Quality> {
     let units = units
         .iter()
-        .map(|unit| {
-            // `fairstream send` stamps frame i with i/fps seconds.
-            let index = (f64::from(unit.rtp_timestamp) * fps / CLOCK_RATE).round() as usize;
-            (index, annex_b(&unit.nal_units))
-        })
+        .map(|unit| (frame_index(unit, fps), annex_b(&unit.nal_units)))
         .collect();
-    measure(units, frames, size)
+    measure(units, frames, size, ssim)
+}
+
+/// The frame an access unit's RTP timestamp names: `fairstream send`
+/// stamps frame i with i/fps seconds.
+pub(crate) fn frame_index(unit: &ReceivedAccessUnit, fps: f64) -> usize {
+    (f64::from(unit.rtp_timestamp) * fps / CLOCK_RATE).round() as usize
 }
 
 /// NAL units with start codes.
@@ -87,6 +102,7 @@ fn measure(
     mut units: Vec<(usize, Vec<u8>)>,
     frames: usize,
     size: (u32, u32),
+    ssim: Ssim,
 ) -> anyhow::Result<Quality> {
     let generator = Generator::new(size.0, size.1)
         .with_context(|| format!("picture size {}x{}", size.0, size.1))?;
@@ -99,6 +115,7 @@ fn measure(
         last: None,
         repeated: 0,
         per_frame: Vec::with_capacity(frames),
+        ssim,
     };
     for (index, bytes) in &units {
         let pictures = decoder
@@ -132,6 +149,7 @@ struct Scorer {
     /// Frames that showed the previous picture.
     repeated: usize,
     per_frame: Vec<FrameQuality>,
+    ssim: Ssim,
 }
 
 impl Scorer {
@@ -180,7 +198,10 @@ impl Scorer {
         Ok(FrameQuality {
             mse,
             psnr_db: psnr_from_mse(mse),
-            ssim: ssim_y(&reference, picture).unwrap_or(f64::NAN),
+            ssim: match self.ssim {
+                Ssim::Measured => ssim_y(&reference, picture).unwrap_or(f64::NAN),
+                Ssim::Skipped => f64::NAN,
+            },
         })
     }
 }
@@ -208,7 +229,7 @@ mod tests {
             // Lost: the first frame, two in a row, and the last.
             .filter(|(i, _)| ![0, 5, 6, 29].contains(i))
             .collect();
-        let quality = measure(units.clone(), frames, size).unwrap();
+        let quality = measure(units.clone(), frames, size, Ssim::Measured).unwrap();
 
         let mut decoder = Decoder::new(DEFAULT_CONCEALMENT).unwrap();
         let (decoded, repeats) = decode_aligned(
