@@ -205,8 +205,8 @@ impl Run {
             connection.fixed_rate.rate = rate;
         }
         if config.url.buffer.is_some() {
-            // cc=buffer&mode=paper: CCID 249 never holds the schedule back;
-            // the application paces every packet (as the simulator does).
+            // cc=buffer: CCID 249 never holds the schedule back; the
+            // application paces every packet (as the simulator does).
             connection.fixed_rate.rate = Rate::INFINITY;
         }
         let clock = Clock::new();

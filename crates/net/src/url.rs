@@ -7,7 +7,7 @@
 //! | key | values | default |
 //! |---|---|---|
 //! | `cc` | `tfrc` (CCID 3), `tfrc-sp` (CCID 4), `ccid2`, `fixed` (the experimental fixed-rate CCID 249, for a dedicated bearer), `buffer` (paper 004's receiver-buffer controller over temporally layered video, see below) | `tfrc` |
-//! | `mode` | with `cc=buffer` only: `paper` (paper 004's schedule alone, on CCID 249 unpaced: the sender paces each window itself) or `tfrc-capped` (the same schedule never above TFRC's allowed rate, on CCID 3) | `paper` |
+//! | `mode` | with `cc=buffer` only: `paper` (paper 004's schedule alone) or `tfrc-capped` (the same schedule never above RFC 5348's TCP throughput equation for the loss event rate, RTT and packet size measured); both on CCID 249 unpaced: the sender paces each window itself | `paper` |
 //! | `preroll` | with `cc=buffer` only: T_s, the media buffered before playback and the level the buffer is kept at, a duration | `2s` |
 //! | `congestion_threshold` | with `cc=buffer` only: T_c < T_s, the buffer level at which the receiver reports congestion (paper 004 eq. 1) | T_s/2 |
 //! | `loss_threshold` | with `cc=buffer` only: T_loss in [T_c, T_s), the level while losses are observed (eq. 1) | 3·T_s/4 |

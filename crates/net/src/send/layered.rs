@@ -4,9 +4,10 @@
 //! [`TemporalThinner::select`], the frames kept sent as RTP/H.264 paced at
 //! the plan's rate; the receiver's [`BufferReport`]s steer the next
 //! windows. The design is the simulator's (`fairstream_sim`'s layered
-//! flows): `mode=paper` runs on the fixed-rate CCID 249 without pacing, so
-//! that the schedule alone sets the rate; `mode=tfrc-capped` on CCID 3, each
-//! window planned under the connection's allowed rate.
+//! flows): both modes run on the fixed-rate CCID 249 without pacing, so
+//! that the schedule alone sets the rate; `mode=tfrc-capped` plans each
+//! window under `tcp_friendly_rate`, RFC 5348's equation for the loss
+//! event rate and RTT that CCID 249's receiver (CCID 3's) reports.
 //!
 //! Every packet carries the temporal-frame header extension
 //! ([`TemporalFrameInfo`]: frame index, temporal id, the frame's bytes, the
@@ -28,7 +29,8 @@ use fairstream_media::h264::FrameType;
 use fairstream_media::stream::{rtp_timestamp, FramePacketizer};
 use fairstream_media::temporal::{TemporalFrame, TemporalLayers, TemporalThinner};
 use fairstream_proto::cc::buffer::{
-    BufferConfig, BufferError, BufferSender, FeedbackVerdict, FrameSizes, StopReason,
+    tcp_friendly_rate, BufferConfig, BufferError, BufferSender, FeedbackVerdict, FrameSizes,
+    StopReason,
 };
 use fairstream_proto::time::Instant;
 use fairstream_proto::units::Rate;
@@ -471,15 +473,26 @@ impl Run {
         }
     }
 
-    /// The rate the open connections allow now (TFRC's X for `tfrc-capped`;
-    /// `None` before any connection has one).
+    /// `tfrc-capped`'s cap: the sum over the open connections of RFC
+    /// 5348's equation for the loss event rate, RTT and mean data packet
+    /// size each measures (`tcp_friendly_rate`, as the simulator caps);
+    /// `None` before any connection has one.
     fn allowed_rate(&self) -> Option<Rate> {
         let endpoint = self.session.endpoint();
         let rates: Vec<Rate> = endpoint
             .connection_ids()
             .filter_map(|id| endpoint.connection(id))
             .filter(|c| c.state() == State::Open)
-            .filter_map(|c| c.stats().rate)
+            .filter_map(|c| {
+                let ccid = c.fixed_rate_sender()?;
+                let stats = c.stats();
+                let s = if stats.data_packets_sent > 0 {
+                    stats.data_bytes_sent as f64 / stats.data_packets_sent as f64
+                } else {
+                    c.max_payload() as f64
+                };
+                tcp_friendly_rate(s, stats.rtt, ccid.loss_event_rate(), ccid.receive_rate())
+            })
             .collect();
         (!rates.is_empty())
             .then(|| Rate::from_bits_per_sec(rates.iter().map(|r| r.bits_per_sec()).sum::<f64>()))

@@ -1,7 +1,7 @@
 //! `cc=buffer`: paper 004's receiver-buffer controller (issue 15) in a URL,
 //! its keys and the keys that do not go with it.
 
-use fairstream_proto::cc::buffer::{BufferConfig, BufferConfigError, BufferMode};
+use fairstream_proto::cc::buffer::{BufferConfig, BufferConfigError};
 use fairstream_proto::conn::Ccid;
 use fairstream_proto::units::parse_duration;
 
@@ -90,10 +90,10 @@ impl DccpUrl {
         config
             .validate()
             .map_err(|error| threshold_error(&config, error))?;
-        self.transport.cc = match config.mode {
-            BufferMode::Paper => Ccid::FixedRateExperimental,
-            BufferMode::TfrcCapped => Ccid::Tfrc,
-        };
+        // Both modes pace their own schedule on CCID 249 (as the
+        // simulator does); `tfrc-capped` plans each window under RFC 5348's
+        // equation for what CCID 249's receiver (CCID 3's) reports.
+        self.transport.cc = Ccid::FixedRateExperimental;
         Ok(())
     }
 

@@ -244,7 +244,7 @@ fn buffer_urls_choose_the_ccid_by_mode_and_scale_the_thresholds() {
     let capped: DccpUrl = "dccp://:9000?mode=tfrc-capped&cc=buffer&preroll=4s"
         .parse()
         .unwrap();
-    assert_eq!(capped.transport.ccid(), Ccid::Tfrc);
+    assert_eq!(capped.transport.ccid(), Ccid::FixedRateExperimental);
     assert!(capped.listen_address().is_ok());
     let config = capped.buffer.unwrap();
     assert_eq!(config.mode, BufferMode::TfrcCapped);
