@@ -35,9 +35,10 @@ pub(crate) struct SendArgs {
     /// least 4 s. arq (on by default): resend what the receiver reports
     /// lost, when it can still arrive before its frame's deadline.
     /// cc=buffer: paper 004's receiver-buffer controller sheds the upper
-    /// temporal layers of generated content (--layers) as the receiver's
-    /// buffer asks, in 1 s windows; mode=paper alone, or tfrc-capped under
-    /// TFRC's rate; the receiver needs the same cc, mode and thresholds.
+    /// temporal layers (--layers) of generated content or of a clip as the
+    /// receiver's buffer asks, in 1 s windows; mode=paper alone, or
+    /// tfrc-capped under RFC 5348's equation; the receiver needs the same
+    /// cc, mode and thresholds.
     url: String,
     /// live: frame i leaves at i/fps and late frames are dropped (I frames
     /// last); on-demand: as fast as the connections allow
@@ -69,11 +70,17 @@ pub(crate) struct SendArgs {
     /// 2^(layers-1) frames, 28 for 3 layers]
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     gop: Option<u32>,
-    /// Generated content: temporal layers, 1 to 4 (OpenH264's hierarchical
-    /// P; dropping the upper ones lowers the frame rate) [default: 3 with
-    /// cc=buffer, else 1]
+    /// Temporal layers, 1 to 4 (OpenH264's hierarchical P; dropping the
+    /// upper ones lowers the frame rate): generated content is encoded in
+    /// them; with cc=buffer, a file or a pipe was (required then)
+    /// [default for generated content: 3 with cc=buffer, else 1]
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
     layers: Option<u8>,
+    /// Generated content: also write every frame encoded, all its layers,
+    /// to this H.264 file (a stored clip: `send FILE --layers N` sends it
+    /// again)
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
     /// Generated content: the bitrate before the session's first target
     #[arg(long, value_name = "RATE", default_value = "500kbit", value_parser = parse_bitrate)]
     bitrate: u32,
@@ -362,11 +369,23 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     apply_passphrase_file(&mut url, args.passphrase_file.as_deref(), "the URL")?;
     let quiet = args.stats.quiet;
     let mut fps = args.fps.unwrap_or(DEFAULT_FPS);
-    if args.source != "generated" && (args.layers.is_some() || args.gop.is_some()) {
-        bail!("--layers and --gop apply to generated content only");
+    let generated = args.source == "generated";
+    if !generated && (args.gop.is_some() || args.save.is_some()) {
+        bail!("--gop and --save apply to generated content only");
     }
-    let default_layers = if url.buffer.is_some() { 3 } else { 1 };
-    let layers = TemporalLayers::new(args.layers.unwrap_or(default_layers))?;
+    let default_layers = match (generated, url.buffer.is_some(), args.layers) {
+        (_, _, Some(layers)) if generated || url.buffer.is_some() => layers,
+        (false, _, Some(_)) => {
+            bail!("--layers with a file or a pipe applies to cc=buffer (the layers it was encoded in)")
+        }
+        (false, true, None) => bail!(
+            "cc=buffer with a file or a pipe needs --layers N, the temporal layers it was \
+             encoded in (`send generated --layers N --save CLIP` makes such a clip)"
+        ),
+        (true, true, None) => 3,
+        _ => 1,
+    };
+    let layers = TemporalLayers::new(default_layers)?;
     let source = match args.source.as_str() {
         "-" => {
             let mut read_ahead = Vec::new();
@@ -419,6 +438,7 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
     config.temporal_layers = layers;
+    config.save = args.save.clone();
     let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::send::run(config, stop)?;

@@ -523,7 +523,27 @@ fn buffer_url_errors_name_the_key() {
                 concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
                 "dccp://127.0.0.1:9000?cc=buffer",
             ],
-            "cc=buffer needs a temporally layered source: `generated`",
+            "cc=buffer with a file or a pipe needs --layers N",
+        ),
+        (
+            &[
+                "send",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
+                "dccp://127.0.0.1:9000",
+                "--layers",
+                "2",
+            ],
+            "--layers with a file or a pipe applies to cc=buffer",
+        ),
+        (
+            &[
+                "send",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
+                "dccp://127.0.0.1:9000",
+                "--save",
+                "x.264",
+            ],
+            "--gop and --save apply to generated content only",
         ),
         (
             &[
@@ -544,4 +564,119 @@ fn buffer_url_errors_name_the_key() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// `send generated --layers N --save CLIP` stores a temporally layered
+/// clip; `send CLIP --layers N` streams it under cc=buffer, and a clip of
+/// other layers is refused by the first frame that does not fit.
+#[test]
+fn a_stored_layered_clip_streams_under_cc_buffer() {
+    let clip = temp_path("stored-3-layers.264");
+    let flat = temp_path("stored-1-layer.264");
+    // Store the clips (the receivers take what is sent and are not checked).
+    for (layers, path) in [("3", &clip), ("1", &flat)] {
+        let port = free_port();
+        let receiver = spawn(&strings(&[
+            "recv",
+            &format!("dccp://127.0.0.1:{port}"),
+            temp_path(&format!("ignored-{layers}.264"))
+                .to_str()
+                .unwrap(),
+            "--quiet",
+        ]));
+        let sent = fairstream()
+            .args([
+                "send",
+                "generated",
+                &format!("dccp://127.0.0.1:{port}"),
+                "--layers",
+                layers,
+                "--save",
+                path.to_str().unwrap(),
+                "--duration",
+                "2s",
+                "--quiet",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            sent.status.success(),
+            "{}",
+            String::from_utf8_lossy(&sent.stderr)
+        );
+        let _ = wait(receiver, Duration::from_secs(20));
+    }
+    // Every frame of the 3-layer clip is stored, a new sequence first.
+    let bytes = std::fs::read(&clip).unwrap();
+    let units = fairstream_media::h264::access_unit_bytes(&bytes).unwrap();
+    assert!(units.len() >= 40, "{} frames stored", units.len());
+    // Streamed again under the controller.
+    let port = free_port();
+    let written = temp_path("restreamed.264");
+    let receiver = spawn(&strings(&[
+        "recv",
+        &format!("dccp://127.0.0.1:{port}?cc=buffer"),
+        written.to_str().unwrap(),
+        "--quiet",
+    ]));
+    let sent = fairstream()
+        .args([
+            "send",
+            clip.to_str().unwrap(),
+            &format!("dccp://127.0.0.1:{port}?cc=buffer"),
+            "--layers",
+            "3",
+            "--fps",
+            "25",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&sent.stdout).unwrap();
+    let offered = summary["buffer"]["frames_offered"].as_array().unwrap();
+    assert_eq!(offered.len(), 3, "{summary}");
+    let offered: Vec<u64> = offered.iter().map(|v| v.as_u64().unwrap()).collect();
+    // The dyadic pattern: twice as many top-layer frames as base ones.
+    assert!(offered[2] >= 2 * offered[0] - 2, "{offered:?}");
+    let received = wait(receiver, Duration::from_secs(20));
+    assert!(received.status.success());
+    let received: Value = serde_json::from_slice(&received.stdout).unwrap();
+    assert!(
+        received["buffer"]["frames_complete"][0].as_u64().unwrap() > 0,
+        "{received}"
+    );
+    // A clip of one layer is not one of three: its second frame is a
+    // reference where three layers put a non-reference frame.
+    let port = free_port();
+    let receiver = spawn(&strings(&[
+        "recv",
+        &format!("dccp://127.0.0.1:{port}?cc=buffer"),
+        temp_path("refused.264").to_str().unwrap(),
+        "--quiet",
+    ]));
+    let refused = fairstream()
+        .args([
+            "send",
+            flat.to_str().unwrap(),
+            &format!("dccp://127.0.0.1:{port}?cc=buffer"),
+            "--layers",
+            "3",
+            "--fps",
+            "25",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("frame 1 is a reference but 3 temporal layers make it layer 2"),
+        "{stderr}"
+    );
+    let _ = wait(receiver, Duration::from_secs(20));
 }

@@ -253,6 +253,7 @@ impl Run {
             config.fps,
             slice_max,
             config.temporal_layers,
+            config.save.as_deref(),
         )?;
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
         let fec = config.url.fec.map(fec::FecEncoder::new).transpose()?;

@@ -59,9 +59,15 @@ pub struct SendConfig {
     /// [`SendReport::departures`] (for benchmarks of the pacing). Default 0.
     pub record_departures: usize,
     /// The temporal layers generated content is encoded in (OpenH264's
-    /// hierarchical P, `fairstream_media::temporal`); `cc=buffer` sheds the
-    /// upper ones. Default one layer.
+    /// hierarchical P, `fairstream_media::temporal`), or a file's or a
+    /// pipe's frames were (their ids then follow the dyadic pattern from
+    /// each IDR, checked against which frames are references); `cc=buffer`
+    /// sheds the upper ones. Default one layer.
     pub temporal_layers: TemporalLayers,
+    /// Generated content: also write every frame encoded, all its layers,
+    /// to this H.264 Annex B file (a stored clip to send again). Default
+    /// none.
+    pub save: Option<std::path::PathBuf>,
 }
 
 /// A frame as the sender took it from its source, for
@@ -95,6 +101,7 @@ impl SendConfig {
             frames: None,
             record_departures: 0,
             temporal_layers: TemporalLayers::ONE,
+            save: None,
         }
     }
 }

@@ -132,7 +132,7 @@ pub(super) struct LayeredSender {
 impl LayeredSender {
     /// The sender `config` asks for with `cc=buffer` (`None` without it),
     /// in RTP packets of at most `max_packet` bytes; a source whose
-    /// temporal layers are unknown and on-demand mode are refused.
+    /// a relay's frames (no temporal layers) and on-demand mode are refused.
     pub(super) fn for_config(
         config: &SendConfig,
         max_packet: usize,
@@ -140,10 +140,10 @@ impl LayeredSender {
         let Some(buffer) = config.url.buffer else {
             return Ok(None);
         };
-        if !matches!(config.source, SourceSpec::Generated { .. }) {
+        if matches!(config.source, SourceSpec::Relay(_)) {
             return Err(SendError::Config(
-                "cc=buffer needs a temporally layered source: `generated` (the temporal \
-                 layers of a file or a pipe are not known)"
+                "cc=buffer needs a temporally layered source: `generated`, or a file or a \
+                 pipe encoded in temporal layers (a relay's frames have none)"
                     .into(),
             ));
         }

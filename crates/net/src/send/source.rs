@@ -3,7 +3,7 @@
 //! live by OpenH264 at the session's target bitrate.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 
@@ -76,6 +76,12 @@ pub(super) enum Source {
         frames: Receiver<Result<SplitAccessUnit, String>>,
         /// The file's name, or "standard input".
         name: String,
+        /// The temporal layers the stream was encoded in, and the frames
+        /// read since its last IDR.
+        layers: TemporalLayers,
+        since_idr: u64,
+        /// Frames read.
+        read: u64,
     },
     /// Encoded on demand.
     Generated(Box<GeneratedSource>),
@@ -93,19 +99,30 @@ pub(super) struct GeneratedSource {
     encoder: Encoder,
     next: u64,
     splitter: AccessUnitSplitter,
+    /// Where every encoded frame is also written, and its name.
+    save: Option<(File, PathBuf)>,
 }
 
 impl Source {
     /// Opens `spec`; `looped` repeats a file; `slice_max` is the largest
     /// slice the encoder makes (so that a slice fits a packet); generated
-    /// content is encoded in `layers` temporal layers.
+    /// content is encoded in `layers` temporal layers (and written to
+    /// `save` as well), a file's or a pipe's was.
     pub(super) fn open(
         spec: &SourceSpec,
         looped: bool,
         fps: f64,
         slice_max: u32,
         layers: TemporalLayers,
+        save: Option<&std::path::Path>,
     ) -> Result<Source, SendError> {
+        let reader = |frames, name: String| Source::Reader {
+            frames,
+            name,
+            layers,
+            since_idr: 0,
+            read: 0,
+        };
         match spec {
             SourceSpec::File(path) => {
                 let file = File::open(path).map_err(|e| SendError::Source {
@@ -113,23 +130,23 @@ impl Source {
                     reason: e.to_string(),
                 })?;
                 let reopen = looped.then(|| path.clone());
-                Ok(Source::Reader {
-                    frames: spawn_reader(Box::new(file), reopen),
-                    name: path.display().to_string(),
-                })
+                Ok(reader(
+                    spawn_reader(Box::new(file), reopen),
+                    path.display().to_string(),
+                ))
             }
             SourceSpec::Relay(buffer) => Ok(Source::Relay(buffer.clone())),
-            SourceSpec::Stdin => Ok(Source::Reader {
-                frames: spawn_reader(Box::new(io::stdin()), None),
-                name: "standard input".into(),
-            }),
-            SourceSpec::StdinAfter(read_ahead) => Ok(Source::Reader {
-                frames: spawn_reader(
+            SourceSpec::Stdin => Ok(reader(
+                spawn_reader(Box::new(io::stdin()), None),
+                "standard input".into(),
+            )),
+            SourceSpec::StdinAfter(read_ahead) => Ok(reader(
+                spawn_reader(
                     Box::new(io::Cursor::new(read_ahead.clone()).chain(io::stdin())),
                     None,
                 ),
-                name: "standard input".into(),
-            }),
+                "standard input".into(),
+            )),
             SourceSpec::Generated {
                 width,
                 height,
@@ -152,6 +169,16 @@ impl Source {
                         reason: e.to_string(),
                     }
                 })?;
+                let save = save
+                    .map(|path| {
+                        File::create(path)
+                            .map(|file| (file, path.to_path_buf()))
+                            .map_err(|e| SendError::Source {
+                                source_name: path.display().to_string(),
+                                reason: format!("cannot create it to save the stream: {e}"),
+                            })
+                    })
+                    .transpose()?;
                 let pixels_per_second = f64::from(*width) * f64::from(*height) * fps;
                 Ok(Source::Generated(Box::new(GeneratedSource {
                     max_bps: pixels_per_second
@@ -160,6 +187,7 @@ impl Source {
                     encoder,
                     next: 0,
                     splitter: AccessUnitSplitter::new(),
+                    save,
                 })))
             }
         }
@@ -168,8 +196,28 @@ impl Source {
     /// The next frame.
     pub(super) fn next(&mut self) -> Result<Next, SendError> {
         match self {
-            Source::Reader { frames, name } => match frames.try_recv() {
-                Ok(Ok(frame)) => Ok(Next::Frame(frame, None, 0)),
+            Source::Reader {
+                frames,
+                name,
+                layers,
+                since_idr,
+                read,
+            } => match frames.try_recv() {
+                Ok(Ok(frame)) => {
+                    if frame.idr {
+                        *since_idr = 0;
+                    }
+                    let temporal_id = layers.dyadic_id(*since_idr);
+                    check_reference(&frame, *layers, temporal_id, *read).map_err(|reason| {
+                        SendError::Source {
+                            source_name: name.clone(),
+                            reason,
+                        }
+                    })?;
+                    *since_idr += 1;
+                    *read += 1;
+                    Ok(Next::Frame(frame, None, temporal_id))
+                }
                 Ok(Err(reason)) => Err(SendError::Source {
                     source_name: name.clone(),
                     reason,
@@ -240,6 +288,13 @@ impl GeneratedSource {
             .encoder
             .encode_layered(&picture)
             .map_err(|e| error(e.to_string()))?;
+        if let Some((file, path)) = &mut self.save {
+            file.write_all(&encoded.bytes)
+                .map_err(|e| SendError::Source {
+                    source_name: path.display().to_string(),
+                    reason: format!("cannot save the stream: {e}"),
+                })?;
+        }
         // One frame's bytes are one access unit.
         let mut units = self
             .splitter
@@ -264,6 +319,51 @@ impl GeneratedSource {
         };
         Ok((frame, encoded.temporal_id))
     }
+}
+
+/// A frame of a stream in `layers` temporal layers has the id `temporal_id`
+/// by the dyadic pattern; OpenH264 codes the top layer's frames alone as
+/// non-references (`nal_ref_idc` 0), so a slice that says otherwise means
+/// the stream was not encoded in these layers. `index` names the frame.
+fn check_reference(
+    frame: &SplitAccessUnit,
+    layers: TemporalLayers,
+    temporal_id: u8,
+    index: u64,
+) -> Result<(), String> {
+    if layers.count() == 1 {
+        return Ok(());
+    }
+    // The first slice's header byte: forbidden bit, nal_ref_idc, type.
+    let Some(header) = frame
+        .nal_units
+        .iter()
+        .filter_map(|nal| nal.first())
+        .find(|byte| matches!(*byte & 0x1f, 1 | 5))
+    else {
+        return Ok(());
+    };
+    let reference = header & 0x60 != 0;
+    if reference == layers.is_reference(temporal_id) {
+        return Ok(());
+    }
+    Err(format!(
+        "frame {index} is {} but {} temporal layers make it layer {temporal_id}, {}: was the \
+         clip encoded in {} layers (`send generated --layers {} --save CLIP` makes one)?",
+        if reference {
+            "a reference"
+        } else {
+            "not a reference"
+        },
+        layers.count(),
+        if reference {
+            "not a reference"
+        } else {
+            "a reference"
+        },
+        layers.count(),
+        layers.count(),
+    ))
 }
 
 /// Reads `input` on a thread, splitting it into access units; at its end,
