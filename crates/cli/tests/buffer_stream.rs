@@ -51,6 +51,16 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Waits until something holds UDP `port` (a receiver listening), however
+/// long it takes to start on a loaded machine.
+fn wait_until_bound(port: u16) {
+    let start = Instant::now();
+    while UdpSocket::bind(("127.0.0.1", port)).is_ok() && start.elapsed() < Duration::from_secs(20)
+    {
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn temp_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fairstream-buffer-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -584,6 +594,7 @@ fn a_stored_layered_clip_streams_under_cc_buffer() {
                 .unwrap(),
             "--quiet",
         ]));
+        wait_until_bound(port);
         let sent = fairstream()
             .args([
                 "send",
@@ -619,6 +630,7 @@ fn a_stored_layered_clip_streams_under_cc_buffer() {
         written.to_str().unwrap(),
         "--quiet",
     ]));
+    wait_until_bound(port);
     let sent = fairstream()
         .args([
             "send",
@@ -659,6 +671,7 @@ fn a_stored_layered_clip_streams_under_cc_buffer() {
         temp_path("refused.264").to_str().unwrap(),
         "--quiet",
     ]));
+    wait_until_bound(port);
     let refused = fairstream()
         .args([
             "send",
