@@ -477,7 +477,7 @@ impl Run {
     /// 5348's equation for the loss event rate, RTT and mean data packet
     /// size each measures (`tcp_friendly_rate`, as the simulator caps);
     /// `None` before any connection has one.
-    fn allowed_rate(&self) -> Option<Rate> {
+    pub(super) fn allowed_rate(&self) -> Option<Rate> {
         let endpoint = self.session.endpoint();
         let rates: Vec<Rate> = endpoint
             .connection_ids()

@@ -53,10 +53,19 @@ impl Run {
                     .map_or_else(|| "-".to_owned(), |s| format!("{:.0} %", 100.0 * s)),
             )
         });
+        // cc=buffer runs on CCID 249 unpaced: its schedule sets the rate,
+        // under the TCP-friendly cap in tfrc-capped mode.
+        let allowed = match buffer.as_ref().map(|b| b.mode.as_str()) {
+            Some("tfrc-capped") => format!(
+                "{} (the cap)",
+                human_rate(self.allowed_rate().map_or(f64::NAN, |r| r.bits_per_sec()))
+            ),
+            Some(_) => "unpaced (the schedule's)".to_owned(),
+            None => human_rate(rate),
+        };
         let line = format!(
-            "{time_s:7.1}s send: {} conns, allowed {}, rtt {}, p {:.4}, frames sent {} late {} dropped {}, {} pkts{controller}",
+            "{time_s:7.1}s send: {} conns, allowed {allowed}, rtt {}, p {:.4}, frames sent {} late {} dropped {}, {} pkts{controller}",
             self.session.open_connections(),
-            human_rate(rate),
             human_duration(Some(rtt)),
             p,
             self.report.frames_sent,
