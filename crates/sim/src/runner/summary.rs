@@ -350,6 +350,27 @@ pub struct LinkSummary {
     pub packets_in_flight: u64,
     /// Whether the four counts above add up to `packets_offered`.
     pub conservation_ok: bool,
+    /// A bandwidth-on-demand direction: its requests and grants. Absent
+    /// for other link directions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bod: Option<BodOutcome>,
+}
+
+/// What a bandwidth-on-demand terminal asked for and was granted.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct BodOutcome {
+    /// Superframes counted.
+    pub superframes: u64,
+    /// Timeslots requested (before the cap at the maximum).
+    pub slots_requested: u64,
+    /// Timeslots granted.
+    pub slots_granted: u64,
+    /// Granted timeslots that carried bytes.
+    pub slots_used: u64,
+    /// The most timeslots granted for one superframe.
+    pub max_slots_granted: u32,
+    /// The mean capacity granted, bits/s (wire bytes).
+    pub granted_rate_bps: f64,
 }
 
 /// The summary of `flow` for a run that ended at `end`.
@@ -532,6 +553,17 @@ pub(super) fn link_summaries(link: &NetworkLink, end: Instant) -> [LinkSummary; 
             channel_losses: accounting.channel_losses,
             packets_in_flight: accounting.in_link,
             conservation_ok: accounting.holds(),
+            bod: direction
+                .bod_config()
+                .zip(direction.bod_stats())
+                .map(|(config, stats)| BodOutcome {
+                    superframes: stats.superframes,
+                    slots_requested: stats.slots_requested,
+                    slots_granted: stats.slots_granted,
+                    slots_used: stats.slots_used,
+                    max_slots_granted: stats.max_slots_granted,
+                    granted_rate_bps: config.granted_rate_bps(&stats),
+                }),
         }
     })
 }
