@@ -377,7 +377,9 @@ impl DccpEnds {
     pub(super) fn next_wake(&self, active: bool, now: Instant) -> Option<Instant> {
         let source = if let Some(layered) = &self.layered {
             layered.next_wake(active && self.client_id.is_some(), now)
-        } else if !active || self.client_id.is_none() {
+        } else if !active || !self.has_connection() {
+            // No connection to feed (not yet opened, or failed and gone):
+            // the application's due data would wake the flow for nothing.
             None
         } else if let Some(media) = &self.media {
             media.next_release(now)
@@ -394,6 +396,13 @@ impl DccpEnds {
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// Whether the client's connection exists (opened and not removed).
+    fn has_connection(&self) -> bool {
+        self.client_id
+            .and_then(|id| self.client.connection(id))
+            .is_some()
     }
 
     /// The rate the sender's CCID allows now, bits/s.
