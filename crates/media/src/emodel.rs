@@ -447,6 +447,82 @@ impl GilbertLoss {
     }
 }
 
+/// A loss pattern as it is observed: packets in sequence order, each
+/// received or lost, and from it Ppl and the burst ratio G.107 §3.5
+/// defines,
+///
+/// ```text
+/// BurstR = (average length of observed bursts in an arrival sequence)
+///        / (average length of bursts expected for the network under "random" loss)
+/// ```
+///
+/// A burst is a maximal run of lost packets. Under random (Bernoulli) loss
+/// of probability Ppl a burst lasts 1/(1 − Ppl) packets on average, so with
+/// `lost` packets in `bursts` bursts out of `packets`,
+/// BurstR = (lost/bursts)·(1 − lost/packets). For a pattern drawn from a
+/// [`GilbertLoss`] it tends to that model's 1/(p + q).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LossPattern {
+    packets: u64,
+    lost: u64,
+    bursts: u64,
+    previous_lost: bool,
+}
+
+impl LossPattern {
+    /// An empty pattern.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next packet in sequence order: `lost` or received.
+    pub fn push(&mut self, lost: bool) {
+        self.packets += 1;
+        if lost {
+            self.lost += 1;
+            if !self.previous_lost {
+                self.bursts += 1;
+            }
+        }
+        self.previous_lost = lost;
+    }
+
+    /// Packets seen.
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Packets lost.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// Bursts (maximal runs of lost packets).
+    pub fn bursts(&self) -> u64 {
+        self.bursts
+    }
+
+    /// Ppl, the share of the packets lost in percent; 0 without packets.
+    pub fn loss_percent(&self) -> f64 {
+        if self.packets == 0 {
+            0.0
+        } else {
+            100.0 * self.lost as f64 / self.packets as f64
+        }
+    }
+
+    /// BurstR of the pattern. Ours: 1 when nothing or everything was lost,
+    /// where the ratio says nothing (no burst to measure, or one burst as
+    /// long as the sequence against random bursts of unbounded length).
+    pub fn burst_ratio(&self) -> f64 {
+        if self.lost == 0 || self.lost == self.packets {
+            return 1.0;
+        }
+        let observed = self.lost as f64 / self.bursts as f64;
+        observed * (1.0 - self.lost as f64 / self.packets as f64)
+    }
+}
+
 /// Codecs with their G.113 Appendix I planning values: Ie from Table I.1
 /// ("Provisional planning values for the equipment impairment factor Ie")
 /// and Bpl from Table I.3 ("Provisional planning values for the

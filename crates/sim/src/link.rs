@@ -252,6 +252,11 @@ impl<P: SimPacket> LinkDirection<P> {
         self.bod.as_ref().map(|bod| bod.stats)
     }
 
+    /// A bandwidth-on-demand link's configuration (`None` for other links).
+    pub fn bod_config(&self) -> Option<BodConfig> {
+        self.bod.as_ref().map(|bod| bod.config)
+    }
+
     /// Offers a packet arriving at `now`. Work due before `now` is done first,
     /// so a packet never uses capacity from before its arrival.
     pub fn enqueue(&mut self, now: Instant, packet: P) -> EnqueueOutcome<P> {

@@ -38,6 +38,7 @@ mod media;
 mod series;
 mod session;
 mod summary;
+mod voice;
 mod web;
 
 use std::io::{self, Write};
@@ -60,8 +61,8 @@ pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
 pub use summary::{
-    ArqOutcome, BufferOutcome, ConnectionsShare, FlowSummary, LinkSummary, MediaOutcome,
-    PacketAccounting, RateStats, Summary, WebOutcome,
+    ArqOutcome, BodOutcome, BufferOutcome, ConnectionsShare, FlowSummary, LinkSummary,
+    MediaOutcome, PacketAccounting, RateStats, Summary, VoiceOutcome, WebOutcome,
 };
 
 /// What a media flow leaves for `--out`.

@@ -73,6 +73,7 @@
 //! between the endpoints of every flow (see [`Hop`]).
 
 mod bod;
+mod copies;
 mod error;
 mod fields;
 mod player;
@@ -80,6 +81,7 @@ mod queue;
 mod raw;
 mod routing;
 mod validate;
+mod voice;
 mod web;
 
 use std::collections::BTreeMap;
@@ -89,7 +91,12 @@ use std::time::Duration;
 use fairstream_proto::cc::buffer::{BufferConfig, BufferMode};
 use fairstream_proto::units::{Bytes, Rate};
 
+pub use copies::MAX_FLOW_COPIES;
 pub use error::{Location, ScenarioError};
+pub use voice::{
+    VoiceCodec, VoiceConfig, DEFAULT_JITTER_BUFFER, DEFAULT_SILENCE, DEFAULT_TALK,
+    DEFAULT_TRANSMIT_BUFFER, MAX_JITTER_BUFFER, MAX_TRANSMIT_BUFFER, VOICE_FRAME,
+};
 pub use web::{
     TcpOptions, WebTraffic, DEFAULT_WEB_SESSIONS, DEFAULT_WEB_SIZE_SEGMENTS,
     DEFAULT_WEB_SIZE_SHAPE, DEFAULT_WEB_THINK, MAX_WEB_SESSIONS, MAX_WEB_TRANSFER_BYTES,
@@ -295,6 +302,9 @@ pub struct Flow {
     /// `"video"`, `"default"`, `"background"`); only a `kind =
     /// "priority"` queue tells classes apart. Default `"default"`.
     pub class: TrafficClass,
+    /// A voice call the flow carries instead of a saturating or CBR source
+    /// (`voice = { codec = … }`; DCCP transports only).
+    pub voice: Option<VoiceConfig>,
     /// A `cc = "buffer"` flow: paper 004's controller as configured
     /// (`preroll`, `congestion_threshold`, `loss_threshold` in the
     /// transport; the frame interval from the media's `fps`).

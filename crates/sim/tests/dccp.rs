@@ -386,3 +386,32 @@ fn dumbbell_variants_show_what_moves_the_ratio() {
         ratios[3]
     );
 }
+
+/// A CBR flow whose handshake never completes (every packet lost) gives its
+/// connection up; the run still reaches its end, the source's due messages
+/// no longer waking the flow (they once did, at one instant, for ever).
+#[test]
+fn a_failed_handshake_does_not_stall_the_run() {
+    let summary = run_text(
+        r#"
+[run]
+duration = "60s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "1mbit"
+delay = "10ms"
+loss = { kind = "bernoulli", p = 1.0 }
+[[flow]]
+name = "cbr"
+from = "a"
+to = "b"
+transport = { cc = "tfrc", rate = "400kbit", packet_size = 1000 }
+"#,
+    );
+    assert_eq!(summary.sim_time_s, 60.0);
+    assert_eq!(summary.flows[0].goodput_bps, 0.0);
+}

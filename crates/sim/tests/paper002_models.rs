@@ -382,6 +382,13 @@ fn bod_link_delays_voice_less_with_priority() {
         assert!(delay(&cbq) > propagation);
         assert!(delay(&cbq) < delay(&fifo));
         assert!(web(&cbq) > 0.0);
+        // The summary's grant figures: the terminal's direction only.
+        let grants = cbq.links[2].bod.unwrap_or_else(|| panic!("no BoD figures"));
+        println!("{geometry}: {grants:?}");
+        assert!(cbq.links[3].bod.is_none() && cbq.links[0].bod.is_none());
+        assert!(grants.slots_requested >= grants.slots_granted);
+        assert!(grants.slots_granted >= grants.slots_used && grants.slots_used > 0);
+        assert!(grants.granted_rate_bps > 0.0 && grants.granted_rate_bps <= 2e6);
         rows.push(delay(&cbq));
     }
     assert!(rows[1] > rows[0] + 0.25, "transparent is ≥ 300 ms worse");

@@ -372,3 +372,69 @@ proptest! {
         prop_assert!((1.0..=4.5).contains(&rating.mos));
     }
 }
+
+#[test]
+fn loss_pattern_burst_ratio() {
+    // Random-looking loss: every fourth packet, bursts of one. Ppl = 25 %,
+    // random bursts last 1/(1 − 0.25) = 4/3, so BurstR = 1 · 0.75.
+    let mut spread = LossPattern::new();
+    for i in 0..400 {
+        spread.push(i % 4 == 3);
+    }
+    assert_eq!(
+        (spread.packets(), spread.lost(), spread.bursts()),
+        (400, 100, 100)
+    );
+    assert!(close(spread.loss_percent(), 25.0, 1e-12));
+    assert!(close(spread.burst_ratio(), 0.75, 1e-12));
+    // The same loss in bursts of ten: BurstR = 10 · 0.75 = 7.5.
+    let mut bursty = LossPattern::new();
+    for i in 0..400 {
+        bursty.push(i % 40 >= 30);
+    }
+    assert_eq!(bursty.bursts(), 10);
+    assert!(close(bursty.burst_ratio(), 7.5, 1e-12));
+    // Nothing or everything lost: 1.
+    let mut none = LossPattern::new();
+    none.push(false);
+    assert_eq!(none.burst_ratio(), 1.0);
+    let mut all = LossPattern::new();
+    all.push(true);
+    all.push(true);
+    assert_eq!(all.burst_ratio(), 1.0);
+    assert_eq!(LossPattern::new().loss_percent(), 0.0);
+}
+
+#[test]
+fn loss_pattern_of_a_gilbert_chain_has_its_burst_ratio() {
+    // p = 0.02, q = 0.3: BurstR = 1/0.32 = 3.125, Ppl = 6.25 %. A fixed
+    // linear congruential sequence drives the chain (no global RNG).
+    let model = GilbertLoss::new(0.02, 0.3).unwrap();
+    let mut state: u64 = 12345;
+    let mut uniform = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut pattern = LossPattern::new();
+    let mut lost = false;
+    for _ in 0..400_000 {
+        lost = if lost {
+            uniform() >= 0.3
+        } else {
+            uniform() < 0.02
+        };
+        pattern.push(lost);
+    }
+    assert!(
+        close(pattern.burst_ratio(), model.burst_ratio(), 0.1),
+        "{}",
+        pattern.burst_ratio()
+    );
+    assert!(
+        close(pattern.loss_percent(), model.loss_percent(), 0.3),
+        "{}",
+        pattern.loss_percent()
+    );
+}

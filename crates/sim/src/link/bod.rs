@@ -114,6 +114,17 @@ impl BodConfig {
         }
     }
 
+    /// The mean capacity `stats` granted, bits/s of wire bytes: the slots
+    /// granted times their bytes over the superframes counted.
+    pub fn granted_rate_bps(&self, stats: &BodStats) -> f64 {
+        let seconds = self.superframe.as_secs_f64() * stats.superframes as f64;
+        if seconds > 0.0 {
+            stats.slots_granted as f64 * f64::from(self.slot_bytes) * 8.0 / seconds
+        } else {
+            0.0
+        }
+    }
+
     /// Timeslots a superframe at most: ⌊max_rate · superframe / slot⌋
     /// (138 with the defaults); 0 if the rate cannot fill one slot.
     pub fn max_slots(&self) -> u32 {
@@ -161,6 +172,8 @@ pub const MAX_GRANT_LAG_SUPERFRAMES: usize = 1 << 16;
 pub struct BodStats {
     /// Superframes begun.
     pub superframes: u64,
+    /// Timeslots requested (before the cap at the maximum).
+    pub slots_requested: u64,
     /// Timeslots granted in them.
     pub slots_granted: u64,
     /// Timeslots that carried bytes.
@@ -172,7 +185,7 @@ pub struct BodStats {
 /// A terminal's requests and grants as time passes.
 #[derive(Clone, Debug)]
 pub(super) struct Bod {
-    config: BodConfig,
+    pub(super) config: BodConfig,
     max_slots: u32,
     start: Instant,
     /// The current superframe's index from `start`.
@@ -286,6 +299,7 @@ impl Bod {
             BodRequests::Rate => rate,
             BodRequests::Volume => volume,
         };
+        self.stats.slots_requested = self.stats.slots_requested.saturating_add(request);
         let grant = u32::try_from(request.min(u64::from(self.max_slots))).unwrap_or(self.max_slots);
         self.grants.push_back(grant);
     }

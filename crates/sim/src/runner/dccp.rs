@@ -23,6 +23,7 @@ use fairstream_proto::units::Rate;
 
 use super::layered::LayeredApp;
 use super::media::MediaApp;
+use super::voice::VoiceApp;
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::source::Source;
@@ -74,6 +75,8 @@ pub(super) struct DccpEnds {
     pub(super) media: Option<MediaApp>,
     /// The layered video of a `cc = "buffer"` flow, instead of `source`.
     pub(super) layered: Option<LayeredApp>,
+    /// The voice call of a voice flow, instead of `source`.
+    pub(super) voice: Option<VoiceApp>,
     payload: Vec<u8>,
     /// Initial sequence numbers (RFC 4340 §7.2 asks for random ones).
     rng: SimRng,
@@ -151,6 +154,7 @@ impl DccpEnds {
             source,
             media: None,
             layered: None,
+            voice: None,
             payload: vec![0; packet_size],
             rng,
             buf: Vec::with_capacity(packet_size + DATA_PACKET_OVERHEAD),
@@ -225,6 +229,10 @@ impl DccpEnds {
         };
         if let Some(layered) = &mut self.layered {
             layered.feed(now, conn, FEED_DEPTH);
+            return;
+        }
+        if let Some(voice) = &mut self.voice {
+            voice.feed(now, conn);
             return;
         }
         if let Some(media) = &mut self.media {
@@ -346,6 +354,9 @@ impl DccpEnds {
                     if let Some(media) = &mut self.media {
                         media.on_received(now, &data);
                     }
+                    if let Some(voice) = &mut self.voice {
+                        voice.on_received(now, &data);
+                    }
                     if let Some(layered) = &mut self.layered {
                         layered.on_receiver_data(now, &data);
                     }
@@ -366,10 +377,14 @@ impl DccpEnds {
     pub(super) fn next_wake(&self, active: bool, now: Instant) -> Option<Instant> {
         let source = if let Some(layered) = &self.layered {
             layered.next_wake(active && self.client_id.is_some(), now)
-        } else if !active || self.client_id.is_none() {
+        } else if !active || !self.has_connection() {
+            // No connection to feed (not yet opened, or failed and gone):
+            // the application's due data would wake the flow for nothing.
             None
         } else if let Some(media) = &self.media {
             media.next_release(now)
+        } else if let Some(voice) = &self.voice {
+            voice.next_frame()
         } else {
             self.source.next_ready()
         };
@@ -381,6 +396,13 @@ impl DccpEnds {
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// Whether the client's connection exists (opened and not removed).
+    fn has_connection(&self) -> bool {
+        self.client_id
+            .and_then(|id| self.client.connection(id))
+            .is_some()
     }
 
     /// The rate the sender's CCID allows now, bits/s.

@@ -15,6 +15,7 @@ use super::dccp::{node_address, DccpEnds};
 use super::layered::LayeredApp;
 use super::series::FlowSample;
 use super::session::SessionEnds;
+use super::voice::VoiceApp;
 use super::web::WebEnds;
 use super::SimError;
 use crate::network::{Body, Packet};
@@ -323,6 +324,14 @@ impl FlowState {
                 }
                 _ => {}
             }
+        }
+        if let (Some(voice), Endpoints::Dccp(dccp)) = (flow.voice, &mut endpoints) {
+            dccp.voice = Some(VoiceApp::new(
+                voice,
+                dccp.ccid(),
+                start,
+                SimRng::for_element(seed, &format!("flow:{index}:voice")),
+            ));
         }
         let loss_runs = matches!(endpoints, Endpoints::Session(_)).then(LossRuns::default);
         Ok(FlowState {
@@ -665,6 +674,14 @@ impl FlowState {
             Endpoints::Web(web) => web.goodput_bytes(),
             Endpoints::Dccp(dccp) => dccp.stats.app_bytes_delivered,
             Endpoints::Session(session) => session.stats.app_bytes_delivered,
+        }
+    }
+
+    /// A voice flow's call.
+    pub(super) fn voice(&self) -> Option<&VoiceApp> {
+        match &self.endpoints {
+            Endpoints::Dccp(dccp) => dccp.voice.as_ref(),
+            _ => None,
         }
     }
 

@@ -146,6 +146,59 @@ pub struct FlowSummary {
     /// A `cc = "web"` flow: its transfers. Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<WebOutcome>,
+    /// A voice flow's call: frames played, lost and late, delays, R and
+    /// MOS. Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voice: Option<VoiceOutcome>,
+}
+
+/// What became of a voice flow's call (paper 002 §IV.B), scored with the
+/// ITU-T G.107 E-model. Counts are of the call's frames whose playout time
+/// came before the end of the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VoiceOutcome {
+    /// The E-model codec (`g711`, `g711-plc`, `g729`).
+    pub codec: String,
+    /// Voice activity detection on.
+    pub vad: bool,
+    /// When the call started (the allowed rate reached the codec's),
+    /// seconds; `null` if it never did.
+    pub call_start_s: Option<f64>,
+    /// Frames made before the call started, sent as probes, not scored.
+    pub probe_frames: u64,
+    /// Of those, the ones dropped at the sender.
+    pub probe_drops: u64,
+    /// The call's frames.
+    pub frames: u64,
+    /// Frames that reached the listener, late ones included.
+    pub received: u64,
+    /// Frames played: arrived by their playout time.
+    pub played: u64,
+    /// Frames that arrived after their playout time.
+    pub late: u64,
+    /// Frames that never arrived (lost on the way or dropped at the
+    /// sender).
+    pub lost: u64,
+    /// Of those, the ones dropped at the sender (transmit buffer full).
+    pub sender_drops: u64,
+    /// Ppl: the frames not played (lost or late) in percent of the call's.
+    pub loss_percent: f64,
+    /// BurstR of the frames not played (G.107 §3.5; 1 when none was).
+    pub burst_ratio: f64,
+    /// Mean one-way delay of the frames received, capture to arrival
+    /// (the sender's queue included), seconds.
+    pub mean_network_delay_s: Option<f64>,
+    /// The de-jitter buffer, seconds.
+    pub jitter_buffer_s: f64,
+    /// The codec's delay (20 ms of speech plus look-ahead), seconds.
+    pub codec_delay_s: f64,
+    /// Ta, mouth to ear: the codec's delay plus the first frame's one-way
+    /// delay plus the de-jitter buffer, seconds; `null` if nothing arrived.
+    pub mouth_to_ear_s: Option<f64>,
+    /// R, G.107's transmission rating; `null` if nothing arrived.
+    pub r: Option<f64>,
+    /// MOS from R (G.107 Annex B).
+    pub mos: Option<f64>,
 }
 
 /// What a `cc = "web"` flow's transfers did.
@@ -297,6 +350,27 @@ pub struct LinkSummary {
     pub packets_in_flight: u64,
     /// Whether the four counts above add up to `packets_offered`.
     pub conservation_ok: bool,
+    /// A bandwidth-on-demand direction: its requests and grants. Absent
+    /// for other link directions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bod: Option<BodOutcome>,
+}
+
+/// What a bandwidth-on-demand terminal asked for and was granted.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct BodOutcome {
+    /// Superframes counted.
+    pub superframes: u64,
+    /// Timeslots requested (before the cap at the maximum).
+    pub slots_requested: u64,
+    /// Timeslots granted.
+    pub slots_granted: u64,
+    /// Granted timeslots that carried bytes.
+    pub slots_used: u64,
+    /// The most timeslots granted for one superframe.
+    pub max_slots_granted: u32,
+    /// The mean capacity granted, bits/s (wire bytes).
+    pub granted_rate_bps: f64,
 }
 
 /// The summary of `flow` for a run that ended at `end`.
@@ -373,6 +447,7 @@ pub(super) fn flow_summary(
                     .then(|| stats.completion_sum_s / stats.transfers_completed as f64),
             }
         }),
+        voice: flow.voice().map(|app| app.outcome(end)),
         buffer: flow.layered().map(|app| {
             let stats = &app.stats;
             let receiver = app.receiver();
@@ -478,6 +553,17 @@ pub(super) fn link_summaries(link: &NetworkLink, end: Instant) -> [LinkSummary; 
             channel_losses: accounting.channel_losses,
             packets_in_flight: accounting.in_link,
             conservation_ok: accounting.holds(),
+            bod: direction
+                .bod_config()
+                .zip(direction.bod_stats())
+                .map(|(config, stats)| BodOutcome {
+                    superframes: stats.superframes,
+                    slots_requested: stats.slots_requested,
+                    slots_granted: stats.slots_granted,
+                    slots_used: stats.slots_used,
+                    max_slots_granted: stats.max_slots_granted,
+                    granted_rate_bps: config.granted_rate_bps(&stats),
+                }),
         }
     })
 }

@@ -67,4 +67,10 @@ pub(crate) struct RawFlow {
     pub(crate) media: Option<Spanned<RawTable>>,
     /// The traffic class of its packets (`class = "voice"`).
     pub(crate) class: Option<Spanned<String>>,
+    /// The voice call of a DCCP flow (`voice = { codec = ... }`).
+    pub(crate) voice: Option<Spanned<RawTable>>,
+    /// Copies of the flow (`count = N`), named `NAME-1` … `NAME-N`.
+    pub(crate) count: Option<Spanned<i64>>,
+    /// How much later each copy starts than the one before (`stagger`).
+    pub(crate) stagger: Option<Spanned<String>>,
 }

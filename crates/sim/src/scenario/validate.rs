@@ -118,8 +118,40 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
             run.duration,
             &resolve,
         )?;
+        for flow in super::copies::copies(source, index, flow_raw.get_ref(), flow, run.duration)? {
+            add_flow(
+                source,
+                (index, flow_raw.get_ref()),
+                flow,
+                (&nodes, &links),
+                &mut flows,
+                &mut routes,
+            )?;
+        }
+    }
+
+    Ok(Scenario {
+        origin: origin.to_owned(),
+        run,
+        nodes,
+        links,
+        flows,
+        routes,
+    })
+}
+
+/// Adds `flow` (from `[[flow]]` number `index`) and its routes both ways.
+fn add_flow(
+    source: Source<'_>,
+    (index, flow_raw): (usize, &RawFlow),
+    flow: Flow,
+    (nodes, links): (&[Node], &[Link]),
+    flows: &mut Vec<Flow>,
+    routes: &mut BTreeMap<(NodeId, NodeId), Vec<super::Hop>>,
+) -> Result<(), ScenarioError> {
+    {
         if flows.iter().any(|f| f.name == flow.name) {
-            let name = &flow_raw.get_ref().name;
+            let name = &flow_raw.name;
             return Err(source.invalid(
                 name.span(),
                 format!("flow[{index}].name"),
@@ -130,8 +162,8 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
             if routes.contains_key(&(from, to)) {
                 continue;
             }
-            let path = shortest_path(nodes.len(), &links, from, to).ok_or_else(|| {
-                let to_raw = &flow_raw.get_ref().to;
+            let path = shortest_path(nodes.len(), links, from, to).ok_or_else(|| {
+                let to_raw = &flow_raw.to;
                 source.invalid(
                     to_raw.span(),
                     format!("flow[{index}].to"),
@@ -145,15 +177,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
         }
         flows.push(flow);
     }
-
-    Ok(Scenario {
-        origin: origin.to_owned(),
-        run,
-        nodes,
-        links,
-        flows,
-        routes,
-    })
+    Ok(())
 }
 
 /// Validates one `[[link]]`.
@@ -514,6 +538,52 @@ fn flow_from_raw(
             Some(config)
         }
     };
+    let (transport, voice) = match &raw.voice {
+        None => (transport, None),
+        Some(table) => {
+            let voice =
+                super::voice::voice_from_raw(Fields::new(source, format!("{path}.voice"), table))?;
+            let refuse =
+                |message: String| source.invalid(table.span(), format!("{path}.voice"), message);
+            if media.is_some() || multi.is_some() {
+                return Err(refuse(
+                    "a voice flow carries its call alone: remove `media` and `conns`".to_owned(),
+                ));
+            }
+            let packet_size = voice.packet_size();
+            let transport = match transport {
+                Transport::Tfrc { .. } => Transport::Tfrc {
+                    packet_size,
+                    app_rate: None,
+                },
+                Transport::TfrcSp { .. } => Transport::TfrcSp {
+                    packet_size,
+                    app_rate: None,
+                },
+                Transport::Ccid2 { .. } => Transport::Ccid2 {
+                    packet_size,
+                    app_rate: None,
+                },
+                other => {
+                    return Err(refuse(format!(
+                        "voice needs a DCCP transport (tfrc-sp, tfrc or ccid2), not {}",
+                        other.cc_name()
+                    )))
+                }
+            };
+            if let Some(key) = ["packet_size", "rate"]
+                .iter()
+                .find(|key| raw.transport.get_ref().contains_key(**key))
+            {
+                return Err(source.invalid(
+                    raw.transport.span(),
+                    format!("{path}.transport.{key}"),
+                    "a voice flow's packet size and rate are its codec's: remove it",
+                ));
+            }
+            (transport, Some(voice))
+        }
+    };
     let class = match &raw.class {
         None => TrafficClass::Default,
         Some(text) => text.get_ref().parse().map_err(|e: UnknownTrafficClass| {
@@ -531,6 +601,7 @@ fn flow_from_raw(
         media,
         multi,
         buffer,
+        voice,
     })
 }
 
