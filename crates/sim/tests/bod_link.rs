@@ -141,6 +141,29 @@ fn a_saturated_terminal_runs_at_its_maximum_rate() {
 }
 
 #[test]
+fn a_full_queue_still_asks_for_what_is_offered() {
+    // 4 Mbit/s offered into a 10-packet queue: most arrivals are dropped,
+    // and the requests still count them, so the grant grows to the
+    // maximum (counting only what the queue took, it stayed where the
+    // first grants left it).
+    let bod = BodConfig::preset(BodGeometry::Regenerative);
+    let mut link = terminal(bod, Duration::ZERO, 10);
+    let arrivals: Vec<(Instant, u32)> = (0..3_333u64)
+        .map(|i| (Instant::from_micros(3_000 * i), 1472))
+        .collect();
+    drive(&mut link, &arrivals, Instant::from_millis(10_000));
+    let stats = link.bod_stats().unwrap();
+    println!("{stats:?}");
+    assert_eq!(stats.max_slots_granted, 138);
+    // Every superframe after the first second granted the maximum.
+    let superframes = stats.superframes as f64;
+    assert!(
+        stats.slots_granted as f64 > 138.0 * (superframes - 1.0 / 0.0265),
+        "{stats:?}"
+    );
+}
+
+#[test]
 fn rate_requests_alone_follow_the_arrival_rate() {
     let bod = BodConfig {
         requests: BodRequests::Rate,

@@ -11,8 +11,9 @@
 //!
 //! - Time is cut into superframes of [`BodConfig::superframe`]. At the
 //!   start of each, the terminal sends a capacity request made of a
-//!   **rate-based** part (RBDC: the wire bytes that arrived at its queue in
-//!   the superframe that just ended, i.e. its arrival rate) and a
+//!   **rate-based** part (RBDC: the wire bytes that arrived at the
+//!   terminal in the superframe that just ended, those its full queue
+//!   dropped included, i.e. the rate offered to it) and a
 //!   **volume-based** part (VBDC: the wire bytes waiting, queued or being
 //!   sent, less those the grants already on their way will carry), each
 //!   rounded up to whole timeslots of [`BodConfig::slot_bytes`].
