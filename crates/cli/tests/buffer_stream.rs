@@ -26,6 +26,10 @@
 // asserted on it.
 #![allow(clippy::disallowed_methods)]
 
+// Only its failure_of.
+#[allow(dead_code)]
+mod support;
+
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -567,13 +571,31 @@ fn buffer_url_errors_name_the_key() {
         ),
     ];
     for (args, expected) in cases {
-        let output = fairstream().args(*args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success(), "{args:?} succeeded");
-        assert!(output.stdout.is_empty(), "{args:?} printed a summary");
+        let stderr = support::failure_of(args);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// A receiver at a free port, listening once this returns; and that port.
+fn listening_receiver(url_query: &str, written: &Path) -> (Child, u16) {
+    let port = free_port();
+    let receiver = spawn(&strings(&[
+        "recv",
+        &format!("dccp://127.0.0.1:{port}{url_query}"),
+        written.to_str().unwrap(),
+        "--quiet",
+    ]));
+    wait_until_bound(port);
+    (receiver, port)
+}
+
+/// `send SOURCE URL ARGS…` to completion.
+fn send_to(source: &str, url: &str, args: &[&str]) -> std::process::Output {
+    fairstream()
+        .args(["send", source, url, "--quiet"])
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// `send generated --layers N --save CLIP` stores a temporally layered
@@ -585,31 +607,19 @@ fn a_stored_layered_clip_streams_under_cc_buffer() {
     let flat = temp_path("stored-1-layer.264");
     // Store the clips (the receivers take what is sent and are not checked).
     for (layers, path) in [("3", &clip), ("1", &flat)] {
-        let port = free_port();
-        let receiver = spawn(&strings(&[
-            "recv",
+        let (receiver, port) = listening_receiver("", &temp_path(&format!("ignored-{layers}.264")));
+        let sent = send_to(
+            "generated",
             &format!("dccp://127.0.0.1:{port}"),
-            temp_path(&format!("ignored-{layers}.264"))
-                .to_str()
-                .unwrap(),
-            "--quiet",
-        ]));
-        wait_until_bound(port);
-        let sent = fairstream()
-            .args([
-                "send",
-                "generated",
-                &format!("dccp://127.0.0.1:{port}"),
+            &[
                 "--layers",
                 layers,
                 "--save",
                 path.to_str().unwrap(),
                 "--duration",
                 "2s",
-                "--quiet",
-            ])
-            .output()
-            .unwrap();
+            ],
+        );
         assert!(
             sent.status.success(),
             "{}",
@@ -622,28 +632,13 @@ fn a_stored_layered_clip_streams_under_cc_buffer() {
     let units = fairstream_media::h264::access_unit_bytes(&bytes).unwrap();
     assert!(units.len() >= 40, "{} frames stored", units.len());
     // Streamed again under the controller.
-    let port = free_port();
-    let written = temp_path("restreamed.264");
-    let receiver = spawn(&strings(&[
-        "recv",
-        &format!("dccp://127.0.0.1:{port}?cc=buffer"),
-        written.to_str().unwrap(),
-        "--quiet",
-    ]));
-    wait_until_bound(port);
-    let sent = fairstream()
-        .args([
-            "send",
-            clip.to_str().unwrap(),
-            &format!("dccp://127.0.0.1:{port}?cc=buffer"),
-            "--layers",
-            "3",
-            "--fps",
-            "25",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
+    let (receiver, port) = listening_receiver("?cc=buffer", &temp_path("restreamed.264"));
+    let buffer_url = |port: u16| format!("dccp://127.0.0.1:{port}?cc=buffer");
+    let sent = send_to(
+        clip.to_str().unwrap(),
+        &buffer_url(port),
+        &["--layers", "3", "--fps", "25"],
+    );
     assert!(
         sent.status.success(),
         "{}",
@@ -664,27 +659,12 @@ fn a_stored_layered_clip_streams_under_cc_buffer() {
     );
     // A clip of one layer is not one of three: its second frame is a
     // reference where three layers put a non-reference frame.
-    let port = free_port();
-    let receiver = spawn(&strings(&[
-        "recv",
-        &format!("dccp://127.0.0.1:{port}?cc=buffer"),
-        temp_path("refused.264").to_str().unwrap(),
-        "--quiet",
-    ]));
-    wait_until_bound(port);
-    let refused = fairstream()
-        .args([
-            "send",
-            flat.to_str().unwrap(),
-            &format!("dccp://127.0.0.1:{port}?cc=buffer"),
-            "--layers",
-            "3",
-            "--fps",
-            "25",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
+    let (receiver, port) = listening_receiver("?cc=buffer", &temp_path("refused.264"));
+    let refused = send_to(
+        flat.to_str().unwrap(),
+        &buffer_url(port),
+        &["--layers", "3", "--fps", "25"],
+    );
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
