@@ -304,7 +304,7 @@ fn fig1(context: &Runner, page: &mut Page) -> Result<()> {
             drawn(&ccid3_tcp),
             Style::Line,
         ))
-        .series(Series::new("TCP's fair share", fair, Style::Step)),
+        .series(Series::new("TCP's fair share", fair, Style::Points)),
     );
 
     page.heading(3, "The paper's claims, checked");
