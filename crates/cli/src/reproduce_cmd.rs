@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! fairstream reproduce 001 --quick            # fewer seeds, shorter runs
+//! fairstream reproduce 002 --quick            # paper 002's Figs. 1-3 on a BoD satellite link
 //! fairstream reproduce 003 --out docs/results/reproduce/003
 //! fairstream reproduce 004 --quick            # paper 004's Tables 1-2, and beyond
 //! ```
@@ -19,6 +20,7 @@
 
 mod compare;
 mod paper001;
+mod paper002;
 mod paper003;
 mod paper004;
 mod paper_data;
@@ -36,7 +38,7 @@ use paper_data::PaperData;
 /// Arguments of `fairstream reproduce`.
 #[derive(Debug, Args)]
 pub(crate) struct ReproduceArgs {
-    /// The paper: 001, 003 or 004 (the numbers of ../shared/papers)
+    /// The paper: 001, 002, 003 or 004 (the numbers of ../shared/papers)
     #[arg(value_name = "PAPER")]
     paper: String,
     /// A reduced run: fewer seeds, shorter runs
@@ -79,6 +81,11 @@ const RECIPES: &[Recipe] = &[
         build: paper001::build,
     },
     Recipe {
+        id: "002",
+        inputs: paper002::INPUTS,
+        build: paper002::build,
+    },
+    Recipe {
         id: "003",
         inputs: paper003::INPUTS,
         build: paper003::build,
@@ -91,16 +98,10 @@ const RECIPES: &[Recipe] = &[
 ];
 
 /// Why a paper cannot be reproduced yet.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "000",
-        "its WiMAX TDD uplink, B-frame video and Tables 3-6 come with issue 17",
-    ),
-    (
-        "002",
-        "its bandwidth-on-demand satellite link, voice sources and the E-model come with issue 16",
-    ),
-];
+const NOT_YET: &[(&str, &str)] = &[(
+    "000",
+    "its WiMAX TDD uplink, B-frame video and Tables 3-6 come with issue 17",
+)];
 
 /// What a paper's recipe works with.
 pub(crate) struct Runner {
@@ -271,7 +272,7 @@ fn normalise(text: &str) -> Result<&'static str> {
     } else {
         digits.parse().ok().with_context(|| {
             format!(
-                "`{text}` is not a paper number (001, 003, 004: the papers in ../shared/papers)"
+                "`{text}` is not a paper number (001, 002, 003, 004: the papers in ../shared/papers)"
             )
         })?
     };
@@ -301,9 +302,10 @@ mod tests {
         assert_eq!(normalise("1").unwrap(), "001");
         assert_eq!(normalise("001").unwrap(), "001");
         assert_eq!(normalise("paper003").unwrap(), "003");
-        let later = normalise("002").unwrap_err().to_string();
+        assert_eq!(normalise("2").unwrap(), "002");
+        let later = normalise("000").unwrap_err().to_string();
         assert!(
-            later.contains("issue 16") && later.contains("001, 003, 004"),
+            later.contains("issue 17") && later.contains("001, 002, 003, 004"),
             "{later}"
         );
         let none = normalise("9").unwrap_err().to_string();

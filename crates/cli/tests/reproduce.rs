@@ -1,5 +1,5 @@
 //! `fairstream reproduce` as a researcher runs it: the quick runs of papers
-//! 001 and 003 write a self-contained HTML page and a Markdown file with
+//! 001-004 write a self-contained HTML page and a Markdown file with
 //! the paper's numbers beside ours, a rerun takes everything from the cache
 //! and writes the same report, papers not yet reproducible are refused with
 //! the reason, and the paper numbers in `experiments/papers/` are quoted
@@ -172,9 +172,61 @@ fn paper_004_quick_sets_tables_1_and_2_beside_ours_and_goes_beyond() {
 }
 
 #[test]
+fn paper_002_quick_redraws_figs_1_to_3_and_checks_the_claims() {
+    let out = scratch("002");
+    let dir = out.to_str().unwrap();
+    succeed(&["reproduce", "002", "--quick", "--out", dir, "--quiet"]);
+    let md = read(&out, "index.md");
+    // Table 2 quoted, beside the E-model's own mapping.
+    for row in [
+        "| 90-100 | 4.34-4.5 | 4.34-4.50 | Best |",
+        "| 50-60 | 2.58-3.1 |",
+    ] {
+        assert!(md.contains(row), "{row} missing from:\n{md}");
+    }
+    // Fig. 1: one run a point (nothing in it is random), at 1, 5 and 20
+    // flows, and no ± anywhere in its table.
+    assert!(md.contains("one seed is one run"), "{md}");
+    let fig1 = md
+        .split("## Fig. 1")
+        .nth(1)
+        .and_then(|s| s.split("## Fig. 2").next())
+        .unwrap();
+    for n in ["| 1 | 776 |", "| 5 | 333 |", "| 20 | 95 |"] {
+        assert!(fig1.contains(n), "{n} missing from:\n{fig1}");
+    }
+    assert!(!fig1.contains('±'), "{fig1}");
+    // Figs. 2 and 3: four calls × six delays, four links × five web loads,
+    // each row saying how many of its two calls started.
+    assert_eq!(md.matches("| G.711 with VAD |").count(), 6, "{md}");
+    assert_eq!(md.matches("| TS 600 ms, CBQ |").count(), 5, "{md}");
+    assert_eq!(md.matches(" of 2 |").count(), 4 * 6 + 4 * 5, "{md}");
+    // Every claim with a verdict: four for Fig. 1, four for Fig. 2, four
+    // for Fig. 3.
+    assert_eq!(
+        md.matches(": holds.").count() + md.matches(": does not hold.").count(),
+        12,
+        "{md}"
+    );
+    assert!(!md.contains("NaN"), "{md}");
+    // Figs. 1-3, R and MOS for Figs. 2 and 3, inline in the page.
+    assert_self_contained(&read(&out, "index.html"), 5);
+    for png in [
+        "fig1-tcp.png",
+        "fig2-r.png",
+        "fig2-mos.png",
+        "fig3-r.png",
+        "fig3-mos.png",
+    ] {
+        let bytes = std::fs::read(out.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
 fn papers_not_yet_reproducible_are_refused_with_the_reason() {
     for (paper, reason) in [
-        ("002", "issue 16"),
         ("000", "issue 17"),
         ("12", "no paper 012"),
         ("one", "not a paper number"),

@@ -2,6 +2,7 @@
 //! points and metrics found by name, and whether a trend matches.
 
 use anyhow::{Context, Result};
+use fairstream_report::{Series, Style};
 
 use crate::sweep_cmd::plan::Plan;
 use crate::sweep_cmd::stats::mean_ci;
@@ -95,6 +96,58 @@ impl Results<'_> {
         Ok(Stat::of(&self.outcome.values(point, self.metric(name)?)))
     }
 
+    /// Metric `name` at `point` over the seeds whose runs also gave metric
+    /// `given` a value (a call's loss only where the call started).
+    pub(crate) fn stat_given(&self, point: usize, name: &str, given: &str) -> Result<Stat> {
+        let values: Vec<f64> = self
+            .outcome
+            .by_seed(point, self.metric(name)?)
+            .into_iter()
+            .zip(self.outcome.by_seed(point, self.metric(given)?))
+            .filter_map(|(value, given)| given.and(value))
+            .collect();
+        Ok(Stat::of(&values))
+    }
+
+    /// How many of the seeds at `point` gave metric `name` a value, and
+    /// how many seeds there were (a call that never started has no R).
+    pub(crate) fn present(&self, point: usize, name: &str) -> Result<(usize, usize)> {
+        let values = self.outcome.by_seed(point, self.metric(name)?);
+        Ok((values.iter().flatten().count(), values.len()))
+    }
+
+    /// Metric `name` along the sweep parameter `key`: a point (x, mean)
+    /// with its 95 % error bar for each of `xs` (the x drawn, the value as
+    /// the sweep file writes it), the other parameters as in `fixed`,
+    /// values multiplied by `scale`; a point without a value is left out.
+    /// The series is called `legend`.
+    pub(crate) fn curve(
+        &self,
+        legend: &str,
+        name: &str,
+        (key, xs): (&str, &[(f64, &str)]),
+        fixed: &[(&str, &str)],
+        scale: f64,
+    ) -> Result<Series> {
+        let mut points = Vec::new();
+        let mut bars = Vec::new();
+        for (x, value) in xs {
+            let mut wanted = fixed.to_vec();
+            wanted.push((key, value));
+            let stat = self.stat(self.point(&wanted)?, name)?;
+            if stat.n == 0 || !stat.mean.is_finite() {
+                continue;
+            }
+            let mean = stat.mean * scale;
+            points.push((*x, mean));
+            if stat.half.is_finite() {
+                let half = stat.half * scale;
+                bars.push((*x, mean - half, mean + half));
+            }
+        }
+        Ok(Series::new(legend, points, Style::Line).error_bars(bars))
+    }
+
     /// Metric `name` at point `over` divided by the same at `under`, seed
     /// by seed (the seeds pair up: the same seed draws the same losses).
     pub(crate) fn ratio(&self, over: usize, under: usize, name: &str) -> Result<Stat> {
@@ -137,6 +190,15 @@ impl Direction {
             Direction::Down => "lower",
             Direction::Flat => "about the same",
         }
+    }
+}
+
+/// A claim's verdict as the reports write it.
+pub(crate) fn verdict(holds: bool) -> &'static str {
+    if holds {
+        "holds"
+    } else {
+        "does not hold"
     }
 }
 
