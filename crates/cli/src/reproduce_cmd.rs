@@ -30,6 +30,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use fairstream_report::Page;
+use fairstream_sim::runner::{Simulation, Summary};
+use fairstream_sim::scenario::Scenario;
 
 use crate::sweep_cmd::plan::{self, Plan};
 use crate::sweep_cmd::{self, Engine, Outcome};
@@ -246,6 +248,24 @@ pub(crate) fn run(args: &ReproduceArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Runs the scenario `text` (read from `origin`) with `changes` (key paths
+/// and values, as a sweep file writes them) set first; the finished
+/// simulation, for its series, and its summary.
+pub(crate) fn run_scenario(
+    text: &str,
+    origin: &str,
+    changes: &[(&str, toml::Value)],
+) -> Result<(Simulation, Summary)> {
+    let mut value: toml::Value = toml::from_str(text)?;
+    for (path, change) in changes {
+        plan::set(&mut value, path, change.clone())?;
+    }
+    let scenario = Scenario::from_str(&toml::to_string(&value)?, origin)?;
+    let mut simulation = Simulation::new(&scenario)?;
+    let summary = simulation.run();
+    Ok((simulation, summary))
 }
 
 /// The command that made the report, as the report prints it.

@@ -5,13 +5,10 @@
 
 use anyhow::{Context as _, Result};
 use fairstream_report::{Chart, Page, Series, Style, Table};
-use fairstream_sim::runner::Simulation;
-use fairstream_sim::scenario::Scenario;
 
 use super::compare::{trend_line, Results};
 use super::paper_data::PaperData;
-use super::{Input, Quick, Runner};
-use crate::sweep_cmd::plan;
+use super::{run_scenario, Input, Quick, Runner};
 
 /// The files the recipe runs.
 pub(super) const INPUTS: &[Input] = &[
@@ -336,21 +333,14 @@ fn fig2(context: &Runner, page: &mut Page) -> Result<()> {
     let mut rows = Vec::new();
     let mut means = Vec::new();
     for (name, controller) in [("one TFRC", "fixed"), ("MULTFRC", "multfrc")] {
-        let mut value: toml::Value = toml::from_str(&base_text)?;
-        plan::set(
-            &mut value,
-            CONTROLLER_KEY,
-            toml::Value::String(controller.into()),
+        let (simulation, _) = run_scenario(
+            &base_text,
+            &path.display().to_string(),
+            &[
+                (CONTROLLER_KEY, toml::Value::String(controller.into())),
+                ("run.duration", toml::Value::String(format!("{FIG2_TO_S}s"))),
+            ],
         )?;
-        plan::set(
-            &mut value,
-            "run.duration",
-            toml::Value::String(format!("{FIG2_TO_S}s")),
-        )?;
-        let text = toml::to_string(&value)?;
-        let scenario = Scenario::from_str(&text, &path.display().to_string())?;
-        let mut simulation = Simulation::new(&scenario)?;
-        simulation.run();
         let flow = simulation
             .series()
             .flows

@@ -25,14 +25,12 @@ use fairstream_media::schedule::{
     end_to_end_plan, proxy_plan, Playout, RateConstraint, ScheduleError,
 };
 use fairstream_report::{Chart, Page, Series, Style, Table};
-use fairstream_sim::runner::{Simulation, Summary, TimeSeries, SERIES_INTERVAL};
-use fairstream_sim::scenario::Scenario;
+use fairstream_sim::runner::{Summary, TimeSeries, SERIES_INTERVAL};
 
 use super::compare::{Direction, Stat};
 use super::paper_data::PaperData;
-use super::{Input, Runner};
+use super::{run_scenario, Input, Runner};
 use crate::schedule_cmd::{bytes_per_slot, playout_in_slots};
-use crate::sweep_cmd::plan;
 
 /// The files the recipe runs.
 pub(super) const INPUTS: &[Input] = &[
@@ -246,15 +244,8 @@ fn simulate(path: &Path, seeds: u64, context: &Runner) -> Result<Vec<Run>> {
 
 /// One seed: the four curves and the backbone's loss rate.
 fn one_seed(text: &str, origin: &str, seed: u64) -> Result<Run> {
-    let mut value: toml::Value = toml::from_str(text)?;
-    plan::set(
-        &mut value,
-        "run.seed",
-        toml::Value::Integer(i64::try_from(seed)?),
-    )?;
-    let scenario = Scenario::from_str(&toml::to_string(&value)?, origin)?;
-    let mut simulation = Simulation::new(&scenario)?;
-    let summary = simulation.run();
+    let seed = toml::Value::Integer(i64::try_from(seed)?);
+    let (simulation, summary) = run_scenario(text, origin, &[("run.seed", seed)])?;
     let curves = FLOWS
         .iter()
         .map(|(_, name)| curve(&summary, simulation.series(), name))

@@ -6,13 +6,11 @@
 
 use anyhow::{Context as _, Result};
 use fairstream_report::{Chart, Page, Series, Style, Table};
-use fairstream_sim::runner::Simulation;
-use fairstream_sim::scenario::Scenario;
 
-use super::compare::{Results, Stat};
+use super::compare::{verdict, Results, Stat};
 use super::paper_data::PaperData;
-use super::{Input, Quick, Runner};
-use crate::sweep_cmd::plan::{self, Plan, CASE_KEY};
+use super::{run_scenario, Input, Quick, Runner};
+use crate::sweep_cmd::plan::{Plan, CASE_KEY};
 
 /// The files the recipe runs.
 pub(super) const INPUTS: &[Input] = &[
@@ -237,7 +235,6 @@ fn table2(results: &Results<'_>, data: &PaperData, page: &mut Page) -> Result<()
     let our_tcp = mean(buffer, &FLOWS[2..], "mean")? / 1e3;
     let v1 = results.stat(buffer, "video1_mean")?.mean / 1e3;
     let v2 = results.stat(buffer, "video2_mean")?.mean / 1e3;
-    let verdict = |holds: bool| if holds { "holds" } else { "does not hold" };
     let smoother = our_buffer_sd < our_tfrc_sd;
     let not_starved = our_tcp >= our_video;
     let even = (v1 - v2).abs() <= 0.05 * v1.max(v2);
@@ -288,24 +285,17 @@ fn figures(context: &Runner, plan: &Plan, page: &mut Page) -> Result<()> {
         .with_context(|| format!("cannot read {}", path.display()))?;
     let duration = if context.quick() { "60s" } else { "200s" };
     let run = |case: &str| -> Result<fairstream_sim::runner::TimeSeries> {
-        let mut value: toml::Value = toml::from_str(&base_text)?;
         let (_, changes) = plan
             .cases
             .iter()
             .find(|(name, _)| name == case)
             .with_context(|| format!("tables.toml has no case `{case}`"))?;
-        for (path, change) in changes {
-            plan::set(&mut value, path, change.clone())?;
-        }
-        plan::set(
-            &mut value,
-            "run.duration",
-            toml::Value::String(duration.to_owned()),
-        )?;
-        let text = toml::to_string(&value)?;
-        let scenario = Scenario::from_str(&text, &path.display().to_string())?;
-        let mut simulation = Simulation::new(&scenario)?;
-        simulation.run();
+        let mut all: Vec<(&str, toml::Value)> = changes
+            .iter()
+            .map(|(path, change)| (path.as_str(), change.clone()))
+            .collect();
+        all.push(("run.duration", toml::Value::String(duration.to_owned())));
+        let (simulation, _) = run_scenario(&base_text, &path.display().to_string(), &all)?;
         Ok(simulation.series().clone())
     };
     let tfrc = run("tfrc")?;
