@@ -163,7 +163,8 @@ pub struct TfrcSender {
     config: TfrcConfig,
     /// X, the allowed transmit rate in bytes/s.
     x: f64,
-    /// X_Bps from the equation at the last feedback with p > 0.
+    /// X_Bps from the equation at the last feedback with p > 0 (under
+    /// TFRC-SP, with the header allowance).
     x_equation: Option<f64>,
     /// n of the MulTFRC equation: 1 for RFC 5348's TFRC; another value
     /// makes X the rate of n TFRC flows (the aggregate controller).
@@ -346,15 +347,38 @@ impl TfrcSender {
 
     /// initial_rate = W_init/R (RFC 5348 §4.2); also recover_rate (§4.4).
     fn initial_rate(&self) -> Option<f64> {
-        self.rtt.map(|r| initial_window(self.s()) / r)
+        self.rtt
+            .map(|r| initial_window(self.s()) / r * self.header_allowance())
+    }
+
+    /// TFRC-SP's header allowance s/(s + H) (1 for TFRC), s the mean size of
+    /// the packets sent. RFC 4828 §4.1: "The allowed transmit rate X in
+    /// bytes per second is reduced by a factor that accounts for packet
+    /// header size", so that the flow's bytes with headers match those of a
+    /// TCP sending 1460-byte segments.
+    ///
+    /// The factor scales the rates modelled on that TCP (the equation's
+    /// X_Bps for the nominal s, and W_init/R), not recv_limit: X_recv is
+    /// this flow's own delivered rate, already in its packets' bytes. Scaled
+    /// too, the limit of a data-limited flow would be 2·X_recv·s/(s + H),
+    /// below X_recv itself whenever s < H (0.71·X_recv for G.729's 20-byte
+    /// frames under CCID 4's H = 36), and every feedback would cut the rate
+    /// of a call sending exactly what its codec makes.
+    fn header_allowance(&self) -> f64 {
+        self.config.small_packet.map_or(1.0, |sp| {
+            let s_true = self
+                .mean_sent
+                .unwrap_or(self.config.segment_size.max(1) as f64);
+            s_true / (s_true + sp.header_size as f64)
+        })
     }
 
     fn max_x_recv_set(&self) -> f64 {
         self.x_recv_set.iter().map(|&(_, x)| x).fold(0.0, f64::max)
     }
 
-    /// The rate actually paced at: X scaled for TFRC-SP headers and (with §4.5)
-    /// by the oscillation factor.
+    /// The rate actually paced at: X, scaled (with §4.5) by the oscillation
+    /// factor.
     fn pacing_rate(&self) -> f64 {
         let mut x = self.x;
         if let (true, Some(sqmean), Some(sample)) = (
@@ -366,15 +390,6 @@ impl TfrcSender {
             if sample > 0.0 {
                 x = x * sqmean / sample.sqrt();
             }
-        }
-        if let Some(sp) = self.config.small_packet {
-            // RFC 4828 §4.1: "the allowed transmit rate ... is reduced by a
-            // factor that accounts for the header size": X·s/(s + H), s the
-            // actual (mean) packet size.
-            let s_true = self
-                .mean_sent
-                .unwrap_or(self.config.segment_size.max(1) as f64);
-            x *= s_true / (s_true + sp.header_size as f64);
         }
         // Positive, so that s/X is finite.
         x.max(1e-3)
@@ -456,7 +471,8 @@ impl TfrcSender {
                     self.losses_per_event,
                 )
             };
-            let x_bps = x_bps.map_or(self.min_rate(), |rate| rate.bytes_per_sec());
+            let x_bps = x_bps.map_or(self.min_rate(), |rate| rate.bytes_per_sec())
+                * self.header_allowance();
             self.x_equation_one = if self.flows == 1.0 {
                 Some(x_bps)
             } else {
@@ -464,7 +480,7 @@ impl TfrcSender {
                     .equation
                     .rate(self.s(), secs(r), p)
                     .ok()
-                    .map(|rate| rate.bytes_per_sec())
+                    .map(|rate| rate.bytes_per_sec() * self.header_allowance())
             };
             // The adaptive controller's target may raise X above the
             // equation, never lower it.
@@ -624,7 +640,7 @@ impl TfrcSender {
             return;
         }
         self.rtt = Some(r);
-        self.x = initial_window(self.s()) / r;
+        self.x = initial_window(self.s()) / r * self.header_allowance();
         self.restart_nofeedback_timer(now);
     }
 }

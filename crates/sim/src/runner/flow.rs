@@ -328,7 +328,6 @@ impl FlowState {
         if let (Some(voice), Endpoints::Dccp(dccp)) = (flow.voice, &mut endpoints) {
             dccp.voice = Some(VoiceApp::new(
                 voice,
-                dccp.ccid(),
                 start,
                 SimRng::for_element(seed, &format!("flow:{index}:voice")),
             ));

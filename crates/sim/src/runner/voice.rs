@@ -11,9 +11,10 @@
 //! - **The call starts** at the first frame for which the CCID's allowed
 //!   rate X reaches the codec's rate (paper 002: "When each call is setup,
 //!   it starts sending media packets when the sending rate reaches the
-//!   desired encoding rate of the codec"); for CCID 4 the rate the packets
-//!   need is the codec's times (s + H)/s, RFC 4828 §4.1's header
-//!   allowance. The frames made before are still offered to the
+//!   desired encoding rate of the codec"); for CCID 4 the allowed rate
+//!   already carries RFC 4828 §4.1's header allowance s/(s + H), so it is
+//!   compared with the codec's rate as it is. The frames made before are
+//!   still offered to the
 //!   connection, as probes: a TFRC sender raises its rate only from the
 //!   feedback that data brings (RFC 5348 §4.3), so a call that sent nothing
 //!   would never see its rate rise. Probes are counted apart and not
@@ -39,8 +40,7 @@
 use std::time::Duration;
 
 use fairstream_media::emodel::{EModelInput, LossPattern};
-use fairstream_proto::cc::tfrc::SmallPacketConfig;
-use fairstream_proto::conn::{Ccid, Connection};
+use fairstream_proto::conn::Connection;
 use fairstream_proto::time::Instant;
 
 use super::summary::VoiceOutcome;
@@ -88,9 +88,8 @@ pub(super) struct VoiceApp {
 }
 
 impl VoiceApp {
-    /// A call over a connection with `ccid`, talking from `start`, drawing
-    /// its talk spurts from `rng`.
-    pub(super) fn new(config: VoiceConfig, ccid: Ccid, start: Instant, rng: SimRng) -> VoiceApp {
+    /// A call talking from `start`, drawing its talk spurts from `rng`.
+    pub(super) fn new(config: VoiceConfig, start: Instant, rng: SimRng) -> VoiceApp {
         let codec = config.codec;
         let packet_size = codec.payload_bytes();
         let rate = codec.rate();
@@ -104,17 +103,10 @@ impl VoiceApp {
         } else {
             SourceConfig::Cbr { rate, packet_size }
         };
-        let s = f64::from(packet_size);
-        // RFC 4828 §4.1: a TFRC-SP sender's rate is reduced by s/(s + H).
-        let header = if ccid == Ccid::TfrcSp {
-            SmallPacketConfig::CCID4.header_size as f64
-        } else {
-            0.0
-        };
         VoiceApp {
             config,
             source: Source::new(source, start, rng),
-            required_rate: rate.bytes_per_sec() * (s + header) / s,
+            required_rate: rate.bytes_per_sec(),
             payload: vec![0; packet_size as usize],
             next_seq: 0,
             call_start: None,
@@ -292,7 +284,7 @@ mod tests {
     /// fate of frame i given by `fate(i)` (`None`: lost) — driven without
     /// a connection, straight through the listener.
     fn call(codec: VoiceCodec, seconds: u64, fate: impl Fn(u32) -> Option<Duration>) -> VoiceApp {
-        let mut app = VoiceApp::new(config(codec), Ccid::TfrcSp, Instant::ZERO, SimRng::new(1));
+        let mut app = VoiceApp::new(config(codec), Instant::ZERO, SimRng::new(1));
         app.call_start = Some((Instant::ZERO, 0));
         let frames = (seconds as f64 / VOICE_FRAME.as_secs_f64()).round() as u32;
         let mut arrivals = Vec::new();

@@ -297,7 +297,7 @@ fn small_packet_variant_scales_by_header_and_spaces_10ms() {
     let nominal = tfrc_rate(1460.0, s.rtt().unwrap(), 0.01)
         .unwrap()
         .bytes_per_sec();
-    assert!(rel(s.x().bytes_per_sec(), nominal) < 1e-12);
+    assert!(rel(s.x().bytes_per_sec(), nominal * 200.0 / 240.0) < 1e-12);
     assert!(rel(s.allowed_rate().bytes_per_sec(), nominal * 200.0 / 240.0) < 1e-12);
     assert_eq!(s.name(), "tfrc-sp");
     // At least 10 ms between packets even though the rate allows ~690/s.
@@ -317,6 +317,32 @@ fn small_packet_variant_scales_by_header_and_spaces_10ms() {
         s.on_packet_sent(now, seq, 200);
         last = Some(now);
     }
+}
+
+/// RFC 4828 §4.1's header allowance scales the equation's rate, not
+/// recv_limit: a data-limited call of 20-byte frames (G.729 at 50 packets/s,
+/// 1000 bytes/s) under CCID 4 (H = 36) keeps the rate it sends at through
+/// loss. Scaling 2·X_recv by 20/56 too would give 0.71·X_recv, and each
+/// feedback would cut the call below its codec's rate.
+#[test]
+fn small_packet_allowance_leaves_a_data_limited_call_its_receive_rate() {
+    let mut s = TfrcSender::new(TfrcConfig::small_packets(20), t(0));
+    let mut lowest = f64::INFINITY;
+    for (seq, ms) in (0..20_000u64).step_by(20).enumerate() {
+        if ms % 100 == 0 && ms >= 200 {
+            // One loss event early on, then p stays put.
+            let p = if ms >= 1_000 { 0.01 } else { 0.0 };
+            s.on_feedback(t(ms), &feedback(ms - 100, 1000.0, p))
+                .unwrap();
+            if ms >= 2_000 {
+                lowest = lowest.min(s.allowed_rate().bytes_per_sec());
+            }
+        }
+        s.on_packet_sent(t(ms), seq as u64, 20);
+    }
+    // recv_limit = 2·X_recv = 2000 bytes/s binds (the equation's rate for
+    // the nominal 1460 bytes, scaled by 20/56, is far above it).
+    assert!(rel(lowest, 2000.0) < 1e-9, "{lowest}");
 }
 
 #[test]
