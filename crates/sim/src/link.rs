@@ -32,8 +32,9 @@ use crate::trace::{Trace, OPPORTUNITY_BYTES};
 mod bod;
 
 pub use bod::{
-    BodConfig, BodGeometry, BodRequests, BodStats, BOD_DEFAULT_MAX_RATE_BPS,
-    BOD_DEFAULT_SLOT_BYTES, BOD_DEFAULT_SUPERFRAME, MAX_GRANT_LAG_SUPERFRAMES,
+    lock_pool, BodConfig, BodGeometry, BodPool, BodPoolStats, BodRequests, BodStats, SharedBodPool,
+    BOD_DEFAULT_MAX_RATE_BPS, BOD_DEFAULT_SLOT_BYTES, BOD_DEFAULT_SUPERFRAME,
+    MAX_GRANT_LAG_SUPERFRAMES,
 };
 
 /// How fast the link serialises packets.
@@ -242,7 +243,23 @@ impl<P: SimPacket> LinkDirection<P> {
         now: Instant,
     ) -> Result<Self, LinkError> {
         let mut link = LinkDirection::new(config, rng, now)?;
-        link.bod = Some(bod::Bod::new(bod, now).map_err(LinkError::Bod)?);
+        link.bod = Some(bod::Bod::new(bod, None, now).map_err(LinkError::Bod)?);
+        Ok(link)
+    }
+
+    /// [`with_bandwidth_on_demand`](Self::with_bandwidth_on_demand) for a
+    /// terminal of `pool`, whose capacity it shares with the pool's other
+    /// terminals (made at the same `now`, with the same superframe, timeslot
+    /// and request-grant delay).
+    pub fn with_pooled_bandwidth_on_demand(
+        config: LinkConfig,
+        bod: BodConfig,
+        pool: SharedBodPool,
+        rng: SimRng,
+        now: Instant,
+    ) -> Result<Self, LinkError> {
+        let mut link = LinkDirection::new(config, rng, now)?;
+        link.bod = Some(bod::Bod::new(bod, Some(pool), now).map_err(LinkError::Bod)?);
         Ok(link)
     }
 
@@ -250,6 +267,12 @@ impl<P: SimPacket> LinkDirection<P> {
     /// links).
     pub fn bod_stats(&self) -> Option<BodStats> {
         self.bod.as_ref().map(|bod| bod.stats)
+    }
+
+    /// The pool a bandwidth-on-demand link shares (`None` for a terminal
+    /// alone and for other links).
+    pub fn bod_pool(&self) -> Option<&SharedBodPool> {
+        self.bod.as_ref().and_then(|bod| bod.pool())
     }
 
     /// A bandwidth-on-demand link's configuration (`None` for other links).
@@ -303,7 +326,11 @@ impl<P: SimPacket> LinkDirection<P> {
                 None => None,
             }
             .or_else(|| {
-                (self.in_service.is_some() || !self.queue.is_empty()).then(|| bod.next_boundary())
+                let waiting = self.in_service.is_some() || !self.queue.is_empty();
+                // A pooled terminal makes every request at its boundary,
+                // before the pool hands out the superframe it is for.
+                let due = waiting || (bod.is_pooled() && !bod.is_quiet());
+                due.then(|| bod.next_boundary())
             });
             return if self.pending.is_empty() {
                 transmitter

@@ -12,14 +12,18 @@
 //! travels, and the driver ([`crate::runner`]) walks the static route hop by
 //! hop.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 use thiserror::Error;
 
-use crate::link::{BodConfig, Capacity, LinkConfig, LinkDirection, LinkError};
+use crate::link::{
+    BodConfig, BodPool, Capacity, LinkConfig, LinkDirection, LinkError, SharedBodPool,
+};
 use crate::queue::{self, Limit, SimPacket, TrafficClass};
 use crate::rng::SimRng;
 use crate::scenario::{self, Direction, Hop, Scenario};
@@ -208,6 +212,7 @@ impl Network {
         let nodes = scenario.nodes();
         let seed = scenario.run().seed;
         let mut links = Vec::with_capacity(scenario.links().len());
+        let mut pools: BTreeMap<String, SharedBodPool> = BTreeMap::new();
         for (index, link) in scenario.links().iter().enumerate() {
             let ends = link
                 .between
@@ -215,7 +220,7 @@ impl Network {
             let name = format!("{}-{}", ends[0], ends[1]);
             let make = |capacity: Capacity,
                         tag: &str,
-                        bod: Option<BodConfig>|
+                        bod: Option<(BodConfig, Option<SharedBodPool>)>|
              -> Result<LinkDirection<Packet>, NetworkError> {
                 let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
                 let config = LinkConfig {
@@ -228,9 +233,16 @@ impl Network {
                 };
                 let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
                 let direction = match bod {
-                    Some(bod) => {
+                    Some((bod, None)) => {
                         LinkDirection::with_bandwidth_on_demand(config, bod, rng, Instant::ZERO)
                     }
+                    Some((bod, Some(pool))) => LinkDirection::with_pooled_bandwidth_on_demand(
+                        config,
+                        bod,
+                        pool,
+                        rng,
+                        Instant::ZERO,
+                    ),
                     None => LinkDirection::new(config, rng, Instant::ZERO),
                 };
                 let mut direction = direction.map_err(|source| NetworkError::Link {
@@ -243,16 +255,35 @@ impl Network {
             };
             let (forward, reverse) = match &link.capacity {
                 scenario::Capacity::Fixed(rate) => (Capacity::Fixed(*rate), Capacity::Fixed(*rate)),
-                scenario::Capacity::BandwidthOnDemand { forward, reverse } => {
-                    (Capacity::Fixed(forward.max_rate), Capacity::Fixed(*reverse))
-                }
+                scenario::Capacity::BandwidthOnDemand {
+                    forward, reverse, ..
+                } => (Capacity::Fixed(forward.max_rate), Capacity::Fixed(*reverse)),
                 scenario::Capacity::Trace { up, down } => (
                     Capacity::Trace(load_trace(up, &name)?),
                     Capacity::Trace(load_trace(down, &name)?),
                 ),
             };
             let bod = match &link.capacity {
-                scenario::Capacity::BandwidthOnDemand { forward, .. } => Some(*forward),
+                scenario::Capacity::BandwidthOnDemand { forward, pool, .. } => {
+                    let pool = match pool {
+                        None => None,
+                        Some(spec) => Some(match pools.get(&spec.name) {
+                            Some(pool) => Arc::clone(pool),
+                            None => {
+                                let pool = BodPool::new(&spec.name, spec.rate, *forward).map_err(
+                                    |reason| NetworkError::Link {
+                                        link: name.clone(),
+                                        source: LinkError::Bod(reason),
+                                    },
+                                )?;
+                                let pool = Arc::new(Mutex::new(pool));
+                                pools.insert(spec.name.clone(), Arc::clone(&pool));
+                                pool
+                            }
+                        }),
+                    };
+                    Some((*forward, pool))
+                }
                 _ => None,
             };
             let directions = [make(forward, "fwd", bod)?, make(reverse, "rev", None)?];

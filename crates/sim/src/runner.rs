@@ -61,8 +61,8 @@ pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
 pub use summary::{
-    ArqOutcome, BodOutcome, BufferOutcome, ConnectionsShare, FlowSummary, LinkSummary,
-    MediaOutcome, PacketAccounting, RateStats, Summary, VoiceOutcome, WebOutcome,
+    ArqOutcome, BodOutcome, BodPoolOutcome, BufferOutcome, ConnectionsShare, FlowSummary,
+    LinkSummary, MediaOutcome, PacketAccounting, RateStats, Summary, VoiceOutcome, WebOutcome,
 };
 
 /// What a media flow leaves for `--out`.

@@ -193,6 +193,17 @@ pub struct DelayChange {
     pub delay: Duration,
 }
 
+/// A bandwidth-on-demand terminal's pool (`bod = { pool, pool_rate }`):
+/// the terminals naming the same pool share its capacity
+/// ([`crate::link::BodPool`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodPoolSpec {
+    /// The pool's name.
+    pub name: String,
+    /// The capacity the pool's control centre hands out.
+    pub rate: Rate,
+}
+
 /// How fast a link direction drains its queue.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Capacity {
@@ -206,6 +217,8 @@ pub enum Capacity {
         forward: crate::link::BodConfig,
         /// The reverse direction's fixed rate (`rate`).
         reverse: Rate,
+        /// The pool whose capacity the terminal shares (`pool`, `pool_rate`).
+        pool: Option<BodPoolSpec>,
     },
     /// Mahimahi capacity traces (`loss = { kind = "trace", up, down }`), one
     /// per direction; the link then has no `rate` key. Paths are resolved

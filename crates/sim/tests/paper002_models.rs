@@ -383,7 +383,10 @@ fn bod_link_delays_voice_less_with_priority() {
         assert!(delay(&cbq) < delay(&fifo));
         assert!(web(&cbq) > 0.0);
         // The summary's grant figures: the terminal's direction only.
-        let grants = cbq.links[2].bod.unwrap_or_else(|| panic!("no BoD figures"));
+        let grants = cbq.links[2]
+            .bod
+            .clone()
+            .unwrap_or_else(|| panic!("no BoD figures"));
         println!("{geometry}: {grants:?}");
         assert!(cbq.links[3].bod.is_none() && cbq.links[0].bod.is_none());
         assert!(grants.slots_requested >= grants.slots_granted);
@@ -423,4 +426,123 @@ fn bod_keys_are_checked() {
     assert_refused(&bod("{ slots = 5 }"), 20, &["bod.slots", "unknown key"]);
     let ok = bod("{ geometry = \"transparent\", max_rate = \"1mbit\", superframe = \"20ms\", slot_bytes = 53, request_grant_delay = \"550ms\", requests = \"volume\" }");
     assert!(Scenario::from_str(&ok, "ok.toml").is_ok());
+}
+
+/// Two terminals `t1`, `t2` to a hub `h`, each return link a BoD terminal
+/// with `bod`, each carrying a UDP flow of `rate`.
+fn two_terminals(bod1: &str, bod2: &str, rate: &str) -> String {
+    let mut text = String::from(
+        "[run]\nduration = \"20s\"\nseed = 16\n\
+         [[node]]\nname = \"t1\"\n[[node]]\nname = \"t2\"\n[[node]]\nname = \"h\"\n",
+    );
+    for (t, bod) in [("t1", bod1), ("t2", bod2)] {
+        text += &format!(
+            "[[link]]\nbetween = [\"{t}\", \"h\"]\nrate = \"2mbit\"\ndelay = \"300ms\"\n\
+             queue = {{ kind = \"droptail\", packets = 100 }}\nbod = {bod}\n\
+             [[flow]]\nname = \"{t}\"\nfrom = \"{t}\"\nto = \"h\"\n\
+             transport = {{ cc = \"cbr\", rate = \"{rate}\", packet_size = 1000 }}\n"
+        );
+    }
+    text
+}
+
+#[test]
+fn terminals_in_one_pool_share_its_capacity() {
+    let granted = |summary: &Summary| -> Vec<f64> {
+        summary
+            .links
+            .iter()
+            .filter_map(|l| l.bod.as_ref().map(|b| b.granted_rate_bps))
+            .collect()
+    };
+    // Alone, each saturated terminal is granted up to its own 2 Mbit/s.
+    let alone = run(&two_terminals("{}", "{}", "3mbit"));
+    // In one 2 Mbit/s pool they get half each.
+    let pooled = run(&two_terminals(
+        "{ pool = \"beam\" }",
+        "{ pool = \"beam\" }",
+        "3mbit",
+    ));
+    // A 4 Mbit/s pool serves both in full.
+    let wide = run(&two_terminals(
+        "{ pool = \"beam\", pool_rate = \"4mbit\" }",
+        "{ pool = \"beam\", pool_rate = \"4mbit\" }",
+        "3mbit",
+    ));
+    // One terminal light (200 kbit/s): the other gets the rest.
+    let light = run(
+        &two_terminals("{ pool = \"beam\" }", "{ pool = \"beam\" }", "3mbit").replacen(
+            "rate = \"3mbit\"",
+            "rate = \"200kbit\"",
+            1,
+        ),
+    );
+    let (alone, pooled, wide, light) = (
+        granted(&alone),
+        granted(&pooled),
+        granted(&wide),
+        granted(&light),
+    );
+    println!("alone {alone:?}\npooled {pooled:?}\nwide {wide:?}\nlight {light:?}");
+    for rate in alone.iter().chain(&wide) {
+        assert!(*rate > 1.85e6 && *rate <= 2.0e6, "{rate}");
+    }
+    for rate in &pooled {
+        assert!(*rate > 0.92e6 && *rate <= 1.0e6, "{rate}");
+    }
+    assert!((pooled[0] - pooled[1]).abs() < 0.02e6);
+    assert!(pooled[0] + pooled[1] <= 2.0e6);
+    assert!(light[0] < 0.3e6, "{light:?}");
+    assert!(
+        light[1] > 1.6e6 && light[0] + light[1] <= 2.0e6,
+        "{light:?}"
+    );
+    let pool = run(&two_terminals(
+        "{ pool = \"beam\" }",
+        "{ pool = \"beam\" }",
+        "3mbit",
+    ))
+    .links
+    .iter()
+    .find_map(|l| l.bod.as_ref().and_then(|b| b.pool.clone()))
+    .unwrap_or_else(|| panic!("no pool in the summary"));
+    assert_eq!((pool.name.as_str(), pool.max_slots), ("beam", 138));
+    assert!(pool.contended > pool.superframes / 2, "{pool:?}");
+}
+
+#[test]
+fn bod_pool_keys_are_checked() {
+    assert_refused(
+        &two_terminals("{ pool_rate = \"2mbit\" }", "{}", "1mbit"),
+        15,
+        &["bod.pool_rate", "needs a `pool`"],
+    );
+    assert_refused(
+        &two_terminals("{ pool = \"\" }", "{}", "1mbit"),
+        15,
+        &["bod.pool", "empty"],
+    );
+    assert_refused(
+        &two_terminals(
+            "{ pool = \"beam\" }",
+            "{ pool = \"beam\", superframe = \"20ms\" }",
+            "1mbit",
+        ),
+        26,
+        &["link[1].bod.superframe", "pool \"beam\"", "link[0]"],
+    );
+    assert_refused(
+        &two_terminals(
+            "{ pool = \"beam\", pool_rate = \"4mbit\" }",
+            "{ pool = \"beam\" }",
+            "1mbit",
+        ),
+        26,
+        &["link[1].bod.pool_rate"],
+    );
+    assert_refused(
+        &two_terminals("{ pool = \"beam\", pool_rate = \"1bit\" }", "{}", "1mbit"),
+        15,
+        &["bod.pool_rate", "timeslot"],
+    );
 }

@@ -27,12 +27,20 @@
 //!   many slots as it needs (as the trace-driven link's delivery
 //!   opportunities do). A slot that finds the queue empty is wasted.
 //!
-//! One link direction is one terminal, the only one its capacity is
-//! granted to; the terminals of several links do not share a pool.
+//! One link direction is one terminal. Alone, it is the only one its
+//! capacity is granted to. Terminals in a [`BodPool`] share one control
+//! centre's capacity (the forward link's carriers, the same for every
+//! terminal of a beam; DVB-RCS's "up to" capacity is the satellite's, not
+//! each terminal's): each superframe the centre hands out at most the
+//! pool's timeslots, max-min fair (water-filling) over the requests made
+//! one request-grant delay earlier, each terminal still capped by its own
+//! `max_rate`; a terminal cannot know its grant before it comes, so what it
+//! counts on when asking by volume is what it requested.
 //! Leaving out: constant-rate assignment (CRA), free capacity assignment,
-//! request timeouts, and the control centre's fairness among terminals.
+//! request timeouts, and priorities among terminals.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
@@ -183,10 +191,186 @@ pub struct BodStats {
     pub max_slots_granted: u32,
 }
 
+/// The capacity a control centre shares among the terminals of a pool
+/// (see the module documentation), and what it handed out.
+#[derive(Debug)]
+pub struct BodPool {
+    name: String,
+    /// Timeslots a superframe for all members together.
+    max_slots: u32,
+    /// The members' common superframe, timeslot and request-grant delay.
+    member: BodConfig,
+    members: usize,
+    /// Requests by the superframe they are for, a slot count per member
+    /// (each capped by the member's own maximum).
+    requests: BTreeMap<u64, Vec<u64>>,
+    /// The allocation of the superframe being served.
+    allocation: Option<(u64, Vec<u32>)>,
+    stats: BodPoolStats,
+}
+
+/// What a [`BodPool`] was asked for and handed out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BodPoolStats {
+    /// Superframes with a request from any member.
+    pub superframes: u64,
+    /// Of them, those whose requests together exceeded the pool.
+    pub contended: u64,
+    /// Timeslots requested (after each member's own cap).
+    pub slots_requested: u64,
+    /// Timeslots granted.
+    pub slots_granted: u64,
+}
+
+/// A [`BodPool`] as its member links hold it (behind a lock only so that
+/// a link stays `Send`; one simulation runs on one thread).
+pub type SharedBodPool = Arc<Mutex<BodPool>>;
+
+/// The pool, locked (a panic while it was held cannot leave it half
+/// changed in a way that matters more than the panic itself).
+pub fn lock_pool(pool: &SharedBodPool) -> MutexGuard<'_, BodPool> {
+    pool.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl BodPool {
+    /// A pool named `name` of `max_rate` for terminals configured as
+    /// `member` (their superframe, timeslot and request-grant delay, which
+    /// are the control centre's and must be the same for every member).
+    pub fn new(name: &str, max_rate: Rate, member: BodConfig) -> Result<BodPool, &'static str> {
+        let pool = BodConfig { max_rate, ..member };
+        pool.check()?;
+        Ok(BodPool {
+            name: name.to_owned(),
+            max_slots: pool.max_slots(),
+            member,
+            members: 0,
+            requests: BTreeMap::new(),
+            allocation: None,
+            stats: BodPoolStats::default(),
+        })
+    }
+
+    /// The pool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the pool was asked for and handed out so far.
+    pub fn stats(&self) -> BodPoolStats {
+        self.stats
+    }
+
+    /// The pool's timeslots a superframe.
+    pub fn max_slots(&self) -> u32 {
+        self.max_slots
+    }
+
+    /// Admits a terminal configured as `config`, returning its index.
+    fn join(&mut self, config: &BodConfig) -> Result<usize, &'static str> {
+        let same = config.superframe == self.member.superframe
+            && config.slot_bytes == self.member.slot_bytes
+            && config.request_grant_delay == self.member.request_grant_delay;
+        if !same {
+            return Err(
+                "the terminals of a pool must share superframe, slot_bytes and request_grant_delay",
+            );
+        }
+        self.members += 1;
+        Ok(self.members - 1)
+    }
+
+    /// Member `member` asks for `slots` in superframe `frame`.
+    fn request(&mut self, member: usize, frame: u64, slots: u64) {
+        let members = self.members;
+        let entry = self
+            .requests
+            .entry(frame)
+            .or_insert_with(|| vec![0; members]);
+        if let Some(request) = entry.get_mut(member) {
+            *request = slots;
+        }
+    }
+
+    /// Member `member`'s grant for superframe `frame`. Every member asks
+    /// at the start of `frame` (the links wake at each superframe while
+    /// they have requests or grants outstanding), after every request for
+    /// it was made a request-grant delay earlier.
+    fn grant(&mut self, member: usize, frame: u64) -> u32 {
+        if self.allocation.as_ref().is_none_or(|(f, _)| *f != frame) {
+            // Requests for superframes gone by were never served (their
+            // members were idle by then): let them go.
+            let requests = self.requests.remove(&frame);
+            self.requests.retain(|&f, _| f > frame);
+            let allocation = requests.map_or_else(Vec::new, |requests| {
+                let asked: u64 = requests.iter().sum();
+                self.stats.superframes += 1;
+                self.stats.slots_requested += asked;
+                if asked > u64::from(self.max_slots) {
+                    self.stats.contended += 1;
+                }
+                let shares = water_fill(&requests, self.max_slots, frame);
+                self.stats.slots_granted += shares.iter().map(|&s| u64::from(s)).sum::<u64>();
+                shares
+            });
+            self.allocation = Some((frame, allocation));
+        }
+        self.allocation
+            .as_ref()
+            .and_then(|(_, shares)| shares.get(member).copied())
+            .unwrap_or(0)
+    }
+}
+
+/// Max-min fair shares of `slots` for `requests`: every request met when
+/// they fit; otherwise each member gets the lesser of its request and an
+/// equal share of what the smaller requests left, and the slots an equal
+/// division leaves over go one each to members still short, starting at
+/// member `rotate` mod n (so that no member is always first).
+fn water_fill(requests: &[u64], slots: u32, rotate: u64) -> Vec<u32> {
+    let n = requests.len();
+    let mut shares = vec![0u32; n];
+    if n == 0 {
+        return shares;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (requests[i], i));
+    let mut left = u64::from(slots);
+    for (k, &i) in order.iter().enumerate() {
+        let remaining = (n - k) as u64;
+        if requests[i].saturating_mul(remaining) <= left {
+            // The smallest request left fits in an equal share: met.
+            shares[i] = u32::try_from(requests[i]).unwrap_or(u32::MAX);
+            left -= requests[i];
+        } else {
+            // The water level: the rest all get the same.
+            let level = left / remaining;
+            for &j in &order[k..] {
+                shares[j] = u32::try_from(level).unwrap_or(u32::MAX);
+            }
+            left -= level * remaining;
+            break;
+        }
+    }
+    let start = usize::try_from(rotate % n as u64).unwrap_or(0);
+    for i in (0..n).map(|k| (start + k) % n) {
+        if left == 0 {
+            break;
+        }
+        if u64::from(shares[i]) < requests[i] {
+            shares[i] += 1;
+            left -= 1;
+        }
+    }
+    shares
+}
+
 /// A terminal's requests and grants as time passes.
 #[derive(Clone, Debug)]
 pub(super) struct Bod {
     pub(super) config: BodConfig,
+    /// The pool the terminal shares, and its index there.
+    pool: Option<(SharedBodPool, usize)>,
     max_slots: u32,
     start: Instant,
     /// The current superframe's index from `start`.
@@ -202,11 +386,23 @@ pub(super) struct Bod {
 }
 
 impl Bod {
-    pub(super) fn new(config: BodConfig, start: Instant) -> Result<Bod, &'static str> {
+    pub(super) fn new(
+        config: BodConfig,
+        pool: Option<SharedBodPool>,
+        start: Instant,
+    ) -> Result<Bod, &'static str> {
         config.check()?;
         let lag = config.grant_lag_superframes();
+        let pool = match pool {
+            Some(pool) => {
+                let member = lock_pool(&pool).join(&config)?;
+                Some((pool, member))
+            }
+            None => None,
+        };
         Ok(Bod {
             max_slots: config.max_slots(),
+            pool,
             config,
             start,
             frame: 0,
@@ -287,6 +483,13 @@ impl Bod {
         self.frame += 1;
         self.slot = 0;
         self.stats.superframes += 1;
+        if let Some((pool, member)) = &self.pool {
+            // What was queued here is the request; the pool decides.
+            let granted = lock_pool(pool).grant(*member, self.frame);
+            if let Some(front) = self.grants.front_mut() {
+                *front = granted;
+            }
+        }
         let granted = self.granted_now();
         self.stats.slots_granted += u64::from(granted);
         self.stats.max_slots_granted = self.stats.max_slots_granted.max(granted);
@@ -302,7 +505,22 @@ impl Bod {
         };
         self.stats.slots_requested = self.stats.slots_requested.saturating_add(request);
         let grant = u32::try_from(request.min(u64::from(self.max_slots))).unwrap_or(self.max_slots);
+        if let Some((pool, member)) = &self.pool {
+            let lag = self.grants.len() as u64;
+            lock_pool(pool).request(*member, self.frame + lag, u64::from(grant));
+        }
         self.grants.push_back(grant);
+    }
+
+    /// The pool the terminal shares, if any.
+    pub(super) fn pool(&self) -> Option<&SharedBodPool> {
+        self.pool.as_ref().map(|(pool, _)| pool)
+    }
+
+    /// Whether the terminal shares a pool (and must then make every
+    /// request on time: it wakes at each superframe while not quiet).
+    pub(super) fn is_pooled(&self) -> bool {
+        self.pool.is_some()
     }
 
     /// Whether the terminal has neither grants to come nor arrivals to
@@ -322,5 +540,56 @@ impl Bod {
             self.stats.superframes += frame - 1 - self.frame;
             self.frame = frame - 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn water_fill_meets_requests_that_fit() {
+        assert_eq!(water_fill(&[10, 20, 30], 100, 0), vec![10, 20, 30]);
+        assert_eq!(water_fill(&[], 100, 0), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn water_fill_is_max_min_fair() {
+        // 100 slots for 10, 60 and 80: 10 met, the other two split the 90
+        // left equally.
+        assert_eq!(water_fill(&[10, 60, 80], 100, 0), vec![10, 45, 45]);
+        // 100 for three wanting 50: 33 each and the one left over rotates.
+        assert_eq!(water_fill(&[50, 50, 50], 100, 0), vec![34, 33, 33]);
+        assert_eq!(water_fill(&[50, 50, 50], 100, 1), vec![33, 34, 33]);
+        assert_eq!(water_fill(&[50, 50, 50], 100, 5), vec![33, 33, 34]);
+        // Never more than the pool, never more than asked.
+        let shares = water_fill(&[7, 0, 200, 13], 30, 3);
+        assert_eq!(shares.iter().sum::<u32>(), 30);
+        assert_eq!(shares[1], 0);
+        assert!(shares[0] <= 7 && shares[3] <= 13);
+    }
+
+    #[test]
+    fn a_pool_grants_a_superframe_from_the_requests_made_for_it() {
+        let member = BodConfig::preset(BodGeometry::Regenerative);
+        let mut pool = BodPool::new("beam", Rate::from_bits_per_sec(2e6), member).unwrap();
+        let a = pool.join(&member).unwrap();
+        let b = pool.join(&member).unwrap();
+        assert_eq!(pool.max_slots(), 138);
+        pool.request(a, 12, 138);
+        pool.request(b, 12, 20);
+        // A superframe nobody asked for grants nothing.
+        assert_eq!(pool.grant(a, 11), 0);
+        assert_eq!(pool.grant(b, 12), 20);
+        assert_eq!(pool.grant(a, 12), 118);
+        let stats = pool.stats();
+        assert_eq!((stats.superframes, stats.contended), (1, 1));
+        assert_eq!((stats.slots_requested, stats.slots_granted), (158, 138));
+        // A terminal with another superframe cannot join.
+        let other = BodConfig {
+            superframe: Duration::from_millis(20),
+            ..member
+        };
+        assert!(pool.join(&other).is_err());
     }
 }

@@ -356,8 +356,26 @@ pub struct LinkSummary {
     pub bod: Option<BodOutcome>,
 }
 
+/// The pool a bandwidth-on-demand terminal shares (the same in the entry
+/// of each of its terminals).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BodPoolOutcome {
+    /// Its name.
+    pub name: String,
+    /// Superframes for which any terminal asked.
+    pub superframes: u64,
+    /// Of them, those whose requests together exceeded the pool.
+    pub contended: u64,
+    /// Timeslots its terminals requested (each after its own cap).
+    pub slots_requested: u64,
+    /// Timeslots it granted.
+    pub slots_granted: u64,
+    /// Its timeslots a superframe.
+    pub max_slots: u32,
+}
+
 /// What a bandwidth-on-demand terminal asked for and was granted.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BodOutcome {
     /// Superframes counted.
     pub superframes: u64,
@@ -371,6 +389,9 @@ pub struct BodOutcome {
     pub max_slots_granted: u32,
     /// The mean capacity granted, bits/s (wire bytes).
     pub granted_rate_bps: f64,
+    /// The pool the terminal shares, if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<BodPoolOutcome>,
 }
 
 /// The summary of `flow` for a run that ended at `end`.
@@ -563,6 +584,18 @@ pub(super) fn link_summaries(link: &NetworkLink, end: Instant) -> [LinkSummary; 
                     slots_used: stats.slots_used,
                     max_slots_granted: stats.max_slots_granted,
                     granted_rate_bps: config.granted_rate_bps(&stats),
+                    pool: direction.bod_pool().map(|pool| {
+                        let pool = crate::link::lock_pool(pool);
+                        let stats = pool.stats();
+                        BodPoolOutcome {
+                            name: pool.name().to_owned(),
+                            superframes: stats.superframes,
+                            contended: stats.contended,
+                            slots_requested: stats.slots_requested,
+                            slots_granted: stats.slots_granted,
+                            max_slots: pool.max_slots(),
+                        }
+                    }),
                 }),
         }
     })

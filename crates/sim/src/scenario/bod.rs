@@ -5,14 +5,18 @@
 
 use super::error::ScenarioError;
 use super::fields::Fields;
-use crate::link::{BodConfig, BodGeometry, BodRequests};
+use super::BodPoolSpec;
+use crate::link::{BodConfig, BodGeometry, BodRequests, BOD_DEFAULT_MAX_RATE_BPS};
+use fairstream_proto::units::Rate;
 
 /// The geometries, for messages.
 const GEOMETRIES: &str = "\"transparent\" (600 ms) or \"regenerative\" (300 ms)";
 
 /// Validates `bod = { geometry?, max_rate?, superframe?, slot_bytes?,
-/// request_grant_delay?, requests? }`.
-pub(super) fn bod_from_raw(mut fields: Fields<'_>) -> Result<BodConfig, ScenarioError> {
+/// request_grant_delay?, requests?, pool?, pool_rate? }`.
+pub(super) fn bod_from_raw(
+    mut fields: Fields<'_>,
+) -> Result<(BodConfig, Option<BodPoolSpec>), ScenarioError> {
     let geometry = match fields.string("geometry")? {
         None | Some("regenerative") => BodGeometry::Regenerative,
         Some("transparent") => BodGeometry::Transparent,
@@ -56,6 +60,27 @@ pub(super) fn bod_from_raw(mut fields: Fields<'_>) -> Result<BodConfig, Scenario
             .unwrap_or(preset.request_grant_delay),
         requests,
     };
+    let pool_rate = fields.optional_rate("pool_rate")?;
+    let pool = match (fields.string("pool")?, pool_rate) {
+        (None, None) => None,
+        (None, Some(_)) => {
+            return Err(fields.error("pool_rate", "pool_rate needs a `pool` to name"))
+        }
+        (Some(""), _) => return Err(fields.error("pool", "a pool's name cannot be empty")),
+        (Some(name), rate) => Some(BodPoolSpec {
+            name: name.to_owned(),
+            rate: rate.unwrap_or(Rate::from_bits_per_sec(BOD_DEFAULT_MAX_RATE_BPS)),
+        }),
+    };
+    if let Some(pool) = &pool {
+        let shared = BodConfig {
+            max_rate: pool.rate,
+            ..config
+        };
+        if let Err(reason) = shared.check() {
+            return Err(fields.error("pool_rate", reason));
+        }
+    }
     if let Err(reason) = config.check() {
         let key = match reason {
             r if r.contains("request-grant") => "request_grant_delay",
@@ -65,5 +90,5 @@ pub(super) fn bod_from_raw(mut fields: Fields<'_>) -> Result<BodConfig, Scenario
         return Err(fields.error(key, reason));
     }
     fields.finish("bod")?;
-    Ok(config)
+    Ok((config, pool))
 }

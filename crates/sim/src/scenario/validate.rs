@@ -106,6 +106,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
         }
         links.push(link);
     }
+    check_bod_pools(source, &raw, &links)?;
 
     let mut flows: Vec<Flow> = Vec::with_capacity(raw.flow.len());
     let mut routes = BTreeMap::new();
@@ -262,10 +263,15 @@ fn link_from_raw(
     };
     let capacity = match (&raw.bod, capacity) {
         (None, capacity) => capacity,
-        (Some(table), Capacity::Fixed(reverse)) => Capacity::BandwidthOnDemand {
-            forward: super::bod::bod_from_raw(Fields::new(source, format!("{path}.bod"), table))?,
-            reverse,
-        },
+        (Some(table), Capacity::Fixed(reverse)) => {
+            let (forward, pool) =
+                super::bod::bod_from_raw(Fields::new(source, format!("{path}.bod"), table))?;
+            Capacity::BandwidthOnDemand {
+                forward,
+                reverse,
+                pool,
+            }
+        }
         (Some(table), _) => {
             return Err(source.invalid(
                 table.span(),
@@ -1037,4 +1043,57 @@ fn multi_from_fields(fields: &mut Fields<'_>) -> Result<Option<MultiConnection>,
         queue_packets,
         startup,
     }))
+}
+
+/// The terminals naming one pool agree on what belongs to its control
+/// centre: the pool's rate, the superframe, the timeslot and the
+/// request-grant delay.
+fn check_bod_pools(
+    source: Source<'_>,
+    raw: &RawScenario,
+    links: &[Link],
+) -> Result<(), ScenarioError> {
+    let mut first: BTreeMap<&str, (usize, crate::link::BodConfig, Rate)> = BTreeMap::new();
+    for (index, link) in links.iter().enumerate() {
+        let Capacity::BandwidthOnDemand {
+            forward,
+            pool: Some(pool),
+            ..
+        } = &link.capacity
+        else {
+            continue;
+        };
+        let Some(&(other, config, rate)) = first.get(pool.name.as_str()) else {
+            first.insert(&pool.name, (index, *forward, pool.rate));
+            continue;
+        };
+        let differs = if rate != pool.rate {
+            Some("pool_rate")
+        } else if config.superframe != forward.superframe {
+            Some("superframe")
+        } else if config.slot_bytes != forward.slot_bytes {
+            Some("slot_bytes")
+        } else if config.request_grant_delay != forward.request_grant_delay {
+            Some("request_grant_delay")
+        } else {
+            None
+        };
+        if let Some(key) = differs {
+            let span = raw.link[index]
+                .get_ref()
+                .bod
+                .as_ref()
+                .map_or_else(|| raw.link[index].span(), Spanned::span);
+            return Err(source.invalid(
+                span,
+                format!("link[{index}].bod.{key}"),
+                format!(
+                    "the terminals of pool \"{}\" must agree on {key} (the control centre's), \
+                     and link[{other}] gives another",
+                    pool.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
