@@ -303,6 +303,10 @@ pub struct Flow {
     pub start: Duration,
     /// When the flow stops, after `start`; `None` runs to the end.
     pub stop: Option<Duration>,
+    /// `start_jitter`: the flow starts a random time after `start`, uniform
+    /// in [0, `start_jitter`), drawn from the run's seed and the flow's
+    /// index (so replicate runs of one scenario differ; default zero).
+    pub start_jitter: Duration,
     /// The transport and its congestion control.
     pub transport: Transport,
     /// The video the flow carries instead of a saturating or CBR source

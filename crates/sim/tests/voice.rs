@@ -209,6 +209,74 @@ fn copies_of_a_flow_are_named_and_staggered() {
     );
 }
 
+/// `start_jitter` delays each copy by its own draw from the run's seed:
+/// copies of a constant-rate flow send different counts, the same seed
+/// the same ones, another seed others.
+#[test]
+fn start_jitter_draws_each_copy_its_own_start_from_the_seed() {
+    let text = |seed: u32| {
+        replaced(
+            "transport = { cc = \"tfrc\" }",
+            "count = 3\nstart_jitter = \"20s\"\n\
+             transport = { cc = \"cbr\", rate = \"80kbit\", packet_size = 1000 }",
+        )
+        .replace("seed = 1", &format!("seed = {seed}"))
+    };
+    let sent = |seed: u32| -> Vec<u64> {
+        run(&text(seed))
+            .flows
+            .iter()
+            .map(|f| f.packets_sent)
+            .collect()
+    };
+    let one = sent(1);
+    println!("seed 1: {one:?}, seed 2: {:?}", sent(2));
+    // 10 packets/s for 40-60 s each.
+    for &n in &one {
+        assert!((395..=601).contains(&n), "{one:?}");
+    }
+    assert!(one[0] != one[1] && one[1] != one[2], "{one:?}");
+    assert_eq!(sent(1), one);
+    assert_ne!(sent(2), one);
+    // Without the key, every copy starts at once.
+    let none = run(&text(1).replace("start_jitter = \"20s\"\n", ""));
+    assert!(none
+        .flows
+        .iter()
+        .all(|f| f.packets_sent == none.flows[0].packets_sent));
+}
+
+#[test]
+fn start_jitter_is_checked() {
+    let with = |keys: &str| {
+        replaced(
+            "transport = { cc = \"tfrc\" }",
+            &format!("{keys}\ntransport = {{ cc = \"tfrc\" }}"),
+        )
+    };
+    assert_refused(
+        &with("start_jitter = \"70s\""),
+        24,
+        &["flow[0].start_jitter", "end of the run"],
+    );
+    assert_refused(
+        &with("start_jitter = \"-1s\""),
+        24,
+        &["flow[0].start_jitter"],
+    );
+    assert_refused(
+        &with("start_jitter = \"10s\"\nstop = \"5s\""),
+        25,
+        &["flow[0].stop", "latest start"],
+    );
+    assert_refused(
+        &with("start_jitter = \"10s\"\ncount = 3\nstagger = \"25s\""),
+        26,
+        &["flow[0].stagger", "copy 3"],
+    );
+    assert!(Scenario::from_str(&with("start_jitter = \"10s\""), "ok.toml").is_ok());
+}
+
 #[test]
 fn voice_and_count_keys_are_checked() {
     let with = |voice: &str| {

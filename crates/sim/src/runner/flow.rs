@@ -119,7 +119,7 @@ impl FlowState {
         forward: Vec<Hop>,
         reverse: Vec<Hop>,
     ) -> Result<FlowState, SimError> {
-        let start = Instant::ZERO + flow.start;
+        let start = Instant::ZERO + flow.start + start_jitter(flow, index, seed);
         let stop = flow
             .stop
             .map_or(end, |stop| (Instant::ZERO + stop).min(end));
@@ -783,4 +783,15 @@ fn dccp(
 
 fn packet_size_u32(bytes: u64) -> u32 {
     u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
+/// The random part of `flow`'s start: uniform in [0, `start_jitter`), from
+/// the run's `seed` and the flow's `index` (zero without `start_jitter`, and
+/// then no draw).
+fn start_jitter(flow: &Flow, index: usize, seed: u64) -> Duration {
+    if flow.start_jitter.is_zero() {
+        return Duration::ZERO;
+    }
+    let mut rng = SimRng::for_element(seed, &format!("flow:{index}:start"));
+    flow.start_jitter.mul_f64(rng.next_f64())
 }

@@ -59,15 +59,16 @@ pub(super) fn copies(
             .and_then(|i| stagger.checked_mul(i))
             .unwrap_or(Duration::MAX);
         let start = flow.start.saturating_add(offset);
-        let stop_ok = flow.stop.is_none_or(|stop| start < stop);
-        if start >= run_duration || !stop_ok {
+        let latest = start.saturating_add(flow.start_jitter);
+        let stop_ok = flow.stop.is_none_or(|stop| latest < stop);
+        if latest >= run_duration || !stop_ok {
             let span = raw.stagger.as_ref().map_or(count.span(), |s| s.span());
             return Err(source.invalid(
                 span,
                 format!("{path}.stagger"),
                 format!(
-                    "copy {} of flow \"{}\" would start at {start:?}, after its stop or the end \
-                     of the run",
+                    "copy {} of flow \"{}\" could start at {latest:?}, after its stop or the \
+                     end of the run",
                     i + 1,
                     flow.name
                 ),

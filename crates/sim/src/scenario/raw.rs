@@ -73,4 +73,6 @@ pub(crate) struct RawFlow {
     pub(crate) count: Option<Spanned<i64>>,
     /// How much later each copy starts than the one before (`stagger`).
     pub(crate) stagger: Option<Spanned<String>>,
+    /// A random delay of the start, uniform below this (`start_jitter`).
+    pub(crate) start_jitter: Option<Spanned<String>>,
 }

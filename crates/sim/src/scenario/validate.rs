@@ -441,6 +441,30 @@ fn flow_from_raw(
             ),
         ));
     }
+    let start_jitter = match &raw.start_jitter {
+        None => Duration::ZERO,
+        Some(s) => {
+            let jitter = duration_at(
+                source,
+                s.get_ref(),
+                s.span(),
+                &format!("{path}.start_jitter"),
+                true,
+            )?;
+            let latest = start.saturating_add(jitter);
+            if latest >= run_duration {
+                return Err(source.invalid(
+                    s.span(),
+                    format!("{path}.start_jitter"),
+                    format!(
+                        "flow \"{name}\" could start as late as {latest:?}, not before the end \
+                         of the run ({run_duration:?})"
+                    ),
+                ));
+            }
+            jitter
+        }
+    };
     let stop = match &raw.stop {
         None => None,
         Some(s) => {
@@ -451,11 +475,15 @@ fn flow_from_raw(
                 &format!("{path}.stop"),
                 false,
             )?;
-            if stop <= start {
+            let latest = start.saturating_add(start_jitter);
+            if stop <= latest {
                 return Err(source.invalid(
                     s.span(),
                     format!("{path}.stop"),
-                    format!("flow \"{name}\" stops at {stop:?}, not after its start ({start:?})"),
+                    format!(
+                        "flow \"{name}\" stops at {stop:?}, not after its latest start \
+                         ({latest:?}: `start` plus `start_jitter`)"
+                    ),
                 ));
             }
             Some(stop)
@@ -603,6 +631,7 @@ fn flow_from_raw(
         to,
         start,
         stop,
+        start_jitter,
         transport,
         media,
         multi,
