@@ -184,9 +184,9 @@ fn paper_002_quick_redraws_figs_1_to_3_and_checks_the_claims() {
     ] {
         assert!(md.contains(row), "{row} missing from:\n{md}");
     }
-    // Fig. 1: one run a point (nothing in it is random), at 1, 5 and 20
-    // flows, and no ± anywhere in its table.
-    assert!(md.contains("one seed is one run"), "{md}");
+    // Fig. 1: two seeds a point (the flows' random starts), at 1, 5 and 20
+    // flows, each value with its interval.
+    assert!(md.contains("`start_jitter`"), "{md}");
     let fig1 = md
         .split("## Fig. 1")
         .nth(1)
@@ -195,7 +195,8 @@ fn paper_002_quick_redraws_figs_1_to_3_and_checks_the_claims() {
     for n in ["| 1 | 776 |", "| 5 | 333 |", "| 20 | 95 |"] {
         assert!(fig1.contains(n), "{n} missing from:\n{fig1}");
     }
-    assert!(!fig1.contains('±'), "{fig1}");
+    assert!(fig1.contains("2 seeds"), "{fig1}");
+    assert!(fig1.contains('±'), "{fig1}");
     // Figs. 2 and 3: four calls × six delays, four links × five web loads,
     // each row saying how many of its two calls started.
     assert_eq!(md.matches("| G.711 with VAD |").count(), 6, "{md}");

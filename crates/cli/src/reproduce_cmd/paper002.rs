@@ -11,7 +11,7 @@ use fairstream_report::{Chart, Page, Series, Style, Table};
 
 mod voice;
 
-use super::compare::{verdict, Direction, Results};
+use super::compare::{verdict, Direction, Results, Stat};
 use super::paper_data::PaperData;
 use super::{Input, Quick, Runner};
 use crate::sweep_cmd::plan::CASE_KEY;
@@ -44,11 +44,10 @@ pub(super) const INPUTS: &[Input] = &[
     ),
 ];
 
-/// `--quick` for Fig. 1: one run of 40 s a point, at 1, 5 and 20 flows
-/// (the full run: 120 s at 1-50 flows; one seed either way, the scenario
-/// draws nothing at random).
+/// `--quick` for Fig. 1: two seeds of 40 s a point, at 1, 5 and 20 flows
+/// (the full run: five seeds of 120 s at 1-50 flows).
 const QUICK_FAIRNESS: Quick = Quick {
-    seeds: 1,
+    seeds: 2,
     duration: "40s",
 };
 
@@ -173,11 +172,11 @@ fn fig1(context: &Runner, page: &mut Page) -> Result<()> {
     page.paragraph(&format!(
         "One TCP NewReno transfer (1460-byte segments, a 40-segment window) against N media \
          flows of 400 kbit/s (1000-byte packets, 50 a second, the copies starting 100 ms \
-         apart): plain UDP CBR, then the same sources over DCCP CCID 3. Goodput over the whole \
-         run. {} Nothing in this scenario is random (CBR, NewReno, TFRC and the link's grants \
-         are deterministic and the scenario format has no random start times), so every seed \
-         gives the same summary but for its seed: one seed is one run, and Fig. 1's values have no \
-         confidence interval.",
+         apart, each a further random time in its first second, `start_jitter`): plain UDP CBR, \
+         then the same sources over DCCP CCID 3. Goodput over the whole run. {} The start times \
+         are the only random draw (CBR, NewReno, TFRC and the link's grants are deterministic): \
+         the seeds differ in when each flow starts, and the values are their mean ± the 95 % \
+         confidence interval's half-width (kbit/s).",
         runs_line(context, plan.seeds.len(), &Runner::duration(&plan), "120 s")
     ));
     page.paragraph(&format!(
@@ -191,9 +190,13 @@ fn fig1(context: &Runner, page: &mut Page) -> Result<()> {
         plan: &plan,
         outcome: &outcome,
     };
-    let at = |case: &str, n: u32, metric: &str| -> Result<f64> {
+    let stat = |case: &str, n: u32, metric: &str| -> Result<Stat> {
         let point = results.point(&[(CASE_KEY, case), (COUNT_KEY, &n.to_string())])?;
-        Ok(results.stat(point, metric)?.mean)
+        results.stat(point, metric)
+    };
+    let at = |case: &str, n: u32, metric: &str| -> Result<f64> { Ok(stat(case, n, metric)?.mean) };
+    let shown = |case: &str, n: u32, metric: &str| -> Result<String> {
+        Ok(stat(case, n, metric)?.show(1e-3, 0))
     };
     let mut rows = Vec::new();
     let mut udp_tcp = Vec::new();
@@ -211,12 +214,12 @@ fn fig1(context: &Runner, page: &mut Page) -> Result<()> {
         rows.push(vec![
             n.to_string(),
             format!("{:.0}", fair / 1e3),
-            format!("{:.0}", udp / 1e3),
-            format!("{:.0}", at("\"udp\"", n, "media_bps")? / 1e3),
-            format!("{:.0}", at("\"udp\"", n, "granted_bps")? / 1e3),
-            format!("{:.0}", ccid3 / 1e3),
-            format!("{:.0}", at("\"ccid3\"", n, "media_bps")? / 1e3),
-            format!("{:.0}", at("\"ccid3\"", n, "granted_bps")? / 1e3),
+            shown("\"udp\"", n, "tcp_bps")?,
+            shown("\"udp\"", n, "media_bps")?,
+            shown("\"udp\"", n, "granted_bps")?,
+            shown("\"ccid3\"", n, "tcp_bps")?,
+            shown("\"ccid3\"", n, "media_bps")?,
+            shown("\"ccid3\"", n, "granted_bps")?,
         ]);
     }
     page.table(Table {
