@@ -38,6 +38,7 @@ mod media;
 mod series;
 mod session;
 mod summary;
+mod tcp_media;
 mod voice;
 mod web;
 

@@ -437,3 +437,85 @@ fn a_rebuffering_player_pauses_where_the_drop_model_loses_frames() {
         .starts_with("time_s,buffered_s,buffered_frames,state\n"));
     assert_eq!(outputs[0].buffer_csv.lines().count(), buffer.len() + 1);
 }
+
+/// Paper 003's "RTP tunnelled over TCP" beside TFRC on one run: the same
+/// stored video to two clients behind one lossy last hop. TCP resends
+/// what the channel loses, so its client misses no packet (some may come
+/// late); TFRC without retransmission loses about the channel's share.
+#[test]
+fn rtp_over_tcp_loses_nothing_where_tfrc_loses_the_channels_share() {
+    let text = r#"
+[run]
+duration = "30s"
+seed = 3
+[[node]]
+name = "server"
+[[node]]
+name = "bs"
+[[node]]
+name = "client"
+[[link]]
+between = ["server", "bs"]
+rate = "10mbit"
+delay = "20ms"
+queue = { kind = "droptail", packets = 100 }
+[[link]]
+between = ["bs", "client"]
+rate = "4mbit"
+delay = "5ms"
+loss = { kind = "bernoulli", p = 0.02 }
+[[flow]]
+name = "tcp"
+from = "server"
+to = "client"
+transport = { cc = "tcp-newreno", mss = 1000 }
+media = { source = "generated", width = 176, height = 144, fps = 25, gop = 25, bitrate = "300kbit", slice_max = 900, frames = 250, mode = "on-demand", startup_delay = "auto" }
+[[flow]]
+name = "tfrc"
+from = "server"
+to = "client"
+transport = { cc = "tfrc", packet_size = 998 }
+media = { source = "generated", width = 176, height = 144, fps = 25, gop = 25, bitrate = "300kbit", slice_max = 900, frames = 250, mode = "on-demand", startup_delay = "auto", arq = "off" }
+"#;
+    let scenario = Scenario::from_str(text, "tcp-media.toml").unwrap();
+    let (summary, _) = run(&scenario);
+    let media = |i: usize| match summary.flows[i].media.as_ref().expect("a media object") {
+        MediaOutcome::Report(report) => report.clone(),
+        MediaOutcome::Error { error } => panic!("media error: {error}"),
+    };
+    let (tcp, tfrc) = (media(0), media(1));
+    let lost = |r: &fairstream_media::stream::MediaReport| r.playout.packets_lost.total();
+    eprintln!(
+        "TCP: {} packets lost, {} late, start-up {:.2} s, {} of {} frames shown; \
+         TFRC: {} lost, {} late, start-up {:.2} s, {} shown",
+        lost(&tcp),
+        tcp.playout.packets_late,
+        tcp.playout.startup_delay_s,
+        tcp.playout.frames_displayed,
+        tcp.playout.frames_total,
+        lost(&tfrc),
+        tfrc.playout.packets_late,
+        tfrc.playout.startup_delay_s,
+        tfrc.playout.frames_displayed,
+    );
+    // The channel lost TCP segments, and TCP resent them all.
+    assert!(summary.flows[0].packets_lost_channel > 0);
+    assert_eq!(lost(&tcp), 0);
+    assert_eq!(tcp.playout.frames_total, 250);
+    assert!(lost(&tfrc) > 0);
+    // Over TCP, `arq` and `fec` mean nothing and are refused.
+    for key in ["arq = \"on\"", "fec = { n = 10, k = 8 }"] {
+        let bad = text.replacen(
+            "startup_delay = \"auto\" }",
+            &format!("startup_delay = \"auto\", {key} }}"),
+            1,
+        );
+        let error = Scenario::from_str(&bad, "bad.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("flow[0].media") && error.contains("TCP resends"),
+            "{error}"
+        );
+    }
+}

@@ -15,6 +15,7 @@ use super::dccp::{node_address, DccpEnds};
 use super::layered::LayeredApp;
 use super::series::FlowSample;
 use super::session::SessionEnds;
+use super::tcp_media::{TcpMedia, FRAMING_BYTES};
 use super::voice::VoiceApp;
 use super::web::WebEnds;
 use super::SimError;
@@ -22,7 +23,7 @@ use crate::network::{Body, Packet};
 use crate::rng::SimRng;
 use crate::scenario::{Controller, Flow, Hop, MultiConnection, TcpOptions, Transport};
 use crate::source::{Source, SourceConfig};
-use crate::tcp::{TcpReceiver, TcpSender};
+use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
 
 /// The width of the throughput bins behind `rate_cov`.
 pub(super) const BIN: Duration = Duration::from_secs(1);
@@ -34,6 +35,9 @@ pub(super) const SERIES_BIN: Duration = Duration::from_millis(100);
 pub(super) struct TcpEnds {
     sender: TcpSender,
     receiver: TcpReceiver,
+    /// A media flow over TCP (RFC 4571 framing); `None` for a bulk
+    /// transfer.
+    media: Option<TcpMedia>,
     /// Sum and count of SRTT, sampled at every ACK the sender takes.
     srtt_sum_s: f64,
     srtt_samples: u64,
@@ -153,9 +157,19 @@ impl FlowState {
                     max_window,
                 }
                 .tcp_config();
+                let config = if flow.media.is_some() {
+                    // The application writes the stream as it goes.
+                    TcpConfig {
+                        bytes_to_send: Some(0),
+                        ..config
+                    }
+                } else {
+                    config
+                };
                 Endpoints::Tcp(Box::new(TcpEnds {
                     sender: TcpSender::new(config.clone(), start).map_err(tcp_error)?,
                     receiver: TcpReceiver::new(config).map_err(tcp_error)?,
+                    media: None,
                     srtt_sum_s: 0.0,
                     srtt_samples: 0,
                 }))
@@ -306,10 +320,20 @@ impl FlowState {
         } else if let (Some(config), Some(packet_size)) =
             (&flow.media, flow.transport.packet_size())
         {
-            let size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
+            let mut size = usize::try_from(packet_size.get()).unwrap_or(usize::MAX);
+            if matches!(endpoints, Endpoints::Tcp(_)) {
+                // A framed packet fills one segment of `mss`.
+                size = size.saturating_sub(FRAMING_BYTES);
+            }
             let stream = super::media::build_stream(config, active, media_seed, size)
                 .map_err(media_error)?;
             match &mut endpoints {
+                Endpoints::Tcp(tcp) => {
+                    tcp.media = Some(TcpMedia::new(
+                        super::media::MediaApp::new(stream, size, config, start)
+                            .map_err(media_error)?,
+                    ));
+                }
                 Endpoints::Dccp(dccp) => {
                     dccp.media = Some(
                         super::media::MediaApp::new(stream, size, config, start)
@@ -376,6 +400,9 @@ impl FlowState {
                 if active {
                     if tcp.sender.next_timeout().is_some_and(|t| t <= now) {
                         tcp.sender.on_timeout(now);
+                    }
+                    if let Some(media) = &mut tcp.media {
+                        media.feed(now, &mut tcp.sender);
                     }
                     while let Some(segment) = tcp.sender.poll_transmit(now) {
                         out.push((true, Body::TcpSegment(segment)));
@@ -449,7 +476,8 @@ impl FlowState {
             Endpoints::Tcp(tcp) => {
                 let sender = before_stop(tcp.sender.next_timeout());
                 let receiver = tcp.receiver.next_timeout();
-                [sender, receiver].into_iter().flatten().min()
+                let media = before_stop(tcp.media.as_ref().and_then(|m| m.next_release(now)));
+                [sender, receiver, media].into_iter().flatten().min()
             }
             Endpoints::Udp(source) => before_stop(source.next_ready()),
             Endpoints::Web(web) => web.next_wake(now < self.stop),
@@ -487,6 +515,9 @@ impl FlowState {
             {
                 if let Some(ack) = tcp.receiver.on_segment_ecn(now, segment, packet.ecn) {
                     out.push((false, Body::TcpAck(ack)));
+                }
+                if let Some(media) = &mut tcp.media {
+                    media.deliver(now, &tcp.receiver);
                 }
             }
             match (&mut self.endpoints, &packet.body) {
@@ -661,6 +692,7 @@ impl FlowState {
         match &self.endpoints {
             Endpoints::Dccp(dccp) => dccp.media.as_ref(),
             Endpoints::Session(session) => session.media.as_ref(),
+            Endpoints::Tcp(tcp) => tcp.media.as_ref().map(|m| &m.app),
             _ => None,
         }
     }

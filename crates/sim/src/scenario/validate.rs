@@ -537,9 +537,21 @@ fn flow_from_raw(
                     // The controller neither resends nor uses the player.
                     media.arq = false;
                 }
+                Transport::TcpNewReno { .. } => {
+                    // RTP over TCP (RFC 4571): TCP resends what is lost.
+                    if let Some(key) = ["arq", "fec"]
+                        .iter()
+                        .find(|key| table.get_ref().contains_key(**key))
+                    {
+                        return Err(refuse(format!(
+                            "`{key}` is for media over DCCP; over TCP, TCP resends what is lost"
+                        )));
+                    }
+                    media.arq = false;
+                }
                 other => {
                     return Err(refuse(format!(
-                        "media needs a DCCP transport (tfrc, tfrc-sp, ccid2 or buffer), not {}",
+                        "media needs a DCCP transport (tfrc, tfrc-sp, ccid2 or buffer) or                          tcp-newreno (RTP over TCP), not {}",
                         other.cc_name()
                     )))
                 }

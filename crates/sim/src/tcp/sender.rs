@@ -202,6 +202,21 @@ impl TcpSender {
         }
     }
 
+    /// Appends `bytes` to a byte-limited transfer: the application wrote
+    /// more, and the stream's end moves on (an unlimited transfer stays
+    /// unlimited). New data goes out as the window allows, as after any
+    /// ACK; the model has no restart window after idle (RFC 5681 §4.1) nor
+    /// congestion window validation (RFC 7661).
+    pub fn append(&mut self, bytes: u64) {
+        self.limit = self.limit.saturating_add(bytes);
+    }
+
+    /// One past the last byte the application has written (`u64::MAX` for
+    /// an unlimited transfer).
+    pub fn bytes_written(&self) -> u64 {
+        self.limit
+    }
+
     /// Whether a byte-limited transfer has been fully acknowledged.
     pub fn is_finished(&self) -> bool {
         self.snd_una >= self.limit
