@@ -387,6 +387,164 @@ fn schedule_prints_the_papers_figures_and_names_bad_input() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("line 1"));
 }
 
+/// `schedule` on a simulated flow's CSV (paper 003's Figs. 7 and 8 from a
+/// run): a curve of a constant rate gives the fixed rate's figures, the
+/// deduction lengthens the delay, and `--out` writes the schedules and
+/// their plot.
+#[test]
+fn schedule_reads_a_simulated_flows_csv_and_writes_the_schedules() {
+    let Some(trace) = fairstream_testkit::shared_file("data/evalvid/st_highway_cif.st") else {
+        return;
+    };
+    let json = |args: &[&str]| -> Value { serde_json::from_slice(&ok(args).stdout).unwrap() };
+    let dir = scratch("schedule-csv");
+    // What `simulate --out` writes: a row per 100 ms, here 400 kbit/s
+    // throughout, after 2 s of nothing.
+    let csv = dir.join("flow.csv");
+    let mut text = String::from("time_s,throughput_bps,allowed_rate_bps\n");
+    for k in 1..=1200 {
+        let rate = if k <= 20 { 0 } else { 400_000 };
+        text.push_str(&format!("{:.1},{rate},\n", f64::from(k) / 10.0));
+    }
+    fs::write(&csv, text).unwrap();
+    let fixed = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate",
+        "400kbit",
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    let from_csv = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate-curve",
+        s(&csv),
+        "--curve-from",
+        "2s",
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    println!("fixed {fixed}\nfrom the CSV {from_csv}");
+    for key in ["startup_delay_slots", "client_buffer_bytes"] {
+        let (a, b) = (
+            fixed[key].as_f64().unwrap(),
+            from_csv[key].as_f64().unwrap(),
+        );
+        assert!(
+            (a - b).abs() <= 0.01 * a.max(1.0) + 1.0,
+            "{key}: {a} against {b}"
+        );
+    }
+    // From the start of the run, the 2 s of nothing come first.
+    let late = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate-curve",
+        s(&csv),
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    let delay = |v: &Value| v["startup_delay_s"].as_f64().unwrap();
+    assert!(delay(&late) > delay(&from_csv) + 1.9, "{late}");
+    // Less rate: a longer delay or a larger buffer.
+    let deducted = json(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate-curve",
+        s(&csv),
+        "--curve-from",
+        "2s",
+        "--deduct",
+        "5%",
+        "--fps",
+        "30",
+        "--json",
+    ]);
+    let buffer = |v: &Value| v["client_buffer_bytes"].as_u64().unwrap();
+    assert!(delay(&deducted) >= delay(&from_csv), "{deducted}");
+    assert!(
+        delay(&deducted) > delay(&from_csv) || buffer(&deducted) > buffer(&from_csv),
+        "{deducted}"
+    );
+    // --out: the schedules, cumulative and never falling, and their plot.
+    let out = dir.join("out");
+    ok(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate-curve",
+        s(&csv),
+        "--curve-from",
+        "2s",
+        "--fps",
+        "30",
+        "--out",
+        s(&out),
+    ]);
+    let table = fs::read_to_string(out.join("schedule.csv")).unwrap();
+    let mut lines = table.lines();
+    assert_eq!(
+        lines.next(),
+        Some("slot,time_s,capacity_bytes,s_late_bytes,playout_bytes")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() > 100);
+    for pair in rows.windows(2) {
+        assert!(pair[1][2..5]
+            .iter()
+            .zip(&pair[0][2..5])
+            .all(|(now, before)| now >= before));
+        // Sent by each slot: never behind the playout, never ahead of the
+        // path.
+        assert!(
+            pair[1][3] >= pair[1][4] && pair[1][3] <= pair[1][2],
+            "{pair:?}"
+        );
+    }
+    assert_eq!(&fs::read(out.join("schedule.png")).unwrap()[1..4], b"PNG");
+    // With a proxy: the server's and the proxy's schedules.
+    ok(&[
+        "schedule",
+        "--source",
+        s(&trace),
+        "--rate-curve",
+        s(&csv),
+        "--proxy-rate",
+        "300kbit",
+        "--fps",
+        "30",
+        "--out",
+        s(&out),
+    ]);
+    let table = fs::read_to_string(out.join("schedule.csv")).unwrap();
+    assert!(table
+        .starts_with("slot,time_s,server_to_proxy_bytes,proxy_to_client_bytes,playout_bytes\n"));
+    // Bad input names the problem.
+    for (args, needle) in [
+        (vec!["--column", "rtt_s"], "no `rtt_s` column"),
+        (vec!["--curve-from", "200s"], "carries nothing after 200 s"),
+        (vec!["--deduct", "120%"], "outside [0, 100 %)"),
+    ] {
+        let mut all = vec!["schedule", "--source", s(&trace), "--rate-curve", s(&csv)];
+        all.extend(args);
+        let output = fairstream(&all);
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "{needle} not in {stderr}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Retransmitted packets count as they arrived: `evaluate` on the files of
 /// a run with ARQ reaches the simulator's verdict (issue 12).
 #[test]

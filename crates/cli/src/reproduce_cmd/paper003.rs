@@ -30,7 +30,7 @@ use fairstream_sim::runner::{Summary, TimeSeries, SERIES_INTERVAL};
 use super::compare::{Direction, Stat};
 use super::paper_data::PaperData;
 use super::{run_scenario, Input, Runner};
-use crate::schedule_cmd::{bytes_per_slot, playout_in_slots};
+use crate::schedule_cmd::{bytes_per_slot, delayed_playout, playout_in_slots, schedule_chart};
 
 /// The files the recipe runs.
 pub(super) const INPUTS: &[Input] = &[
@@ -669,47 +669,6 @@ fn fig6(run: &Run, page: &mut Page) -> Result<()> {
     );
     page.chart("fig6-rate-curves", chart);
     Ok(())
-}
-
-/// Cumulative kbytes per slot, as chart points.
-fn cumulative_points(values: &[u64], slot: Duration) -> Vec<(f64, f64)> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(k, v)| ((k + 1) as f64 * slot.as_secs_f64(), *v as f64 / 1e3))
-        .collect()
-}
-
-/// The playout vector delayed by `w` slots (`D_{k−w}`), to the schedule's
-/// length `slots`.
-fn delayed_playout(playout: &Playout, w: usize, slots: usize) -> Vec<u64> {
-    let d = playout.cumulative();
-    (0..slots)
-        .map(|k| {
-            k.checked_sub(w)
-                .map_or(0, |i| d.get(i + 1).copied().unwrap_or(playout.total()))
-        })
-        .collect()
-}
-
-/// A chart of cumulative schedules (bytes by the end of each slot), titled
-/// with the start-up delay `w` slots.
-fn schedule_chart(
-    title: &str,
-    w: usize,
-    slot: Duration,
-    lines: [(&str, &[u64], Style); 3],
-) -> Chart {
-    let mut chart = Chart::new(
-        &format!("{title} (w* = {:.1} s)", w as f64 * slot.as_secs_f64()),
-        "time (s)",
-        "data (kbytes)",
-    )
-    .y_from_zero();
-    for (name, values, style) in lines {
-        chart = chart.series(Series::new(name, cumulative_points(values, slot), style));
-    }
-    chart
 }
 
 /// Figs. 7 and 8: the schedules of seed 1, end to end to the wireless
