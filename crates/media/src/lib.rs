@@ -41,6 +41,7 @@ pub mod generator;
 pub mod h264;
 pub mod layered;
 pub mod playout;
+pub mod proxy;
 pub mod quality;
 pub mod schedule;
 pub mod stream;

@@ -1,25 +1,18 @@
 //! The proxy buffer between the relay's two halves (paper 003 §3.2: "the
 //! ingress buffer corresponds to the proxy buffer"): access units the
-//! upstream receiver completed, waiting for the downstream sender.
+//! upstream receiver completed, waiting for the downstream sender, in
+//! [`fairstream_media::proxy::FrameQueue`] (the simulator's proxy node
+//! uses the same queue), which documents the drop policy.
 //!
 //! It is bounded in bytes of NAL units, and in NAL units (one per
-//! [`BYTES_PER_NAL_UNIT`] bytes of the limit, so that a stream of tiny NAL
-//! units cannot multiply the memory each byte costs). DCCP has no flow control (a TFRC sender keeps
-//! sending at the rate its receiver reports, whatever the application
-//! does with the data), so the relay cannot push back on the upstream
-//! sender: when a new frame does not fit, frames are dropped, the oldest
-//! P and B frames first (they are the least needed: an I frame starts a
-//! GOP that the decoder can use on its own), then, when nothing but I
-//! frames is left, the oldest frames of any type. A frame larger than the
-//! whole buffer is dropped on arrival. Frames carrying parameter sets (SPS
-//! or PPS) count as I frames: without them nothing decodes.
+//! [`BYTES_PER_NAL_UNIT`] bytes of the limit). Frames carrying parameter
+//! sets (SPS or PPS) count as I frames: without them nothing decodes.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use fairstream_media::h264::FrameType;
-use fairstream_media::playout::ByType;
-use serde::Serialize;
+pub use fairstream_media::proxy::BufferFigures;
+use fairstream_media::proxy::{FrameQueue, QueuedFrame};
 
 use crate::stats::ConnectionFigures;
 
@@ -53,7 +46,7 @@ impl RelayFrame {
 
     /// Whether it is dropped last: an I frame, or one carrying parameter
     /// sets.
-    fn is_key(&self) -> bool {
+    fn carries_key(&self) -> bool {
         self.frame_type == Some(FrameType::I)
             || self
                 .nal_units
@@ -62,35 +55,22 @@ impl RelayFrame {
     }
 }
 
-/// The buffer's occupancy and what it dropped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct BufferFigures {
-    /// Its capacity, bytes.
-    pub limit_bytes: u64,
-    /// Its capacity in NAL units ([`BYTES_PER_NAL_UNIT`]).
-    pub limit_packets: u64,
-    /// Bytes held now.
-    pub bytes: u64,
-    /// Frames held now.
-    pub frames: u64,
-    /// NAL units held now (each leaves as one RTP packet, or as several
-    /// FU-A fragments when larger than a packet).
-    pub packets: u64,
-    /// The most bytes held at once.
-    pub max_bytes: u64,
-    /// The most frames held at once.
-    pub max_frames: u64,
-    /// The most NAL units held at once.
-    pub max_packets: u64,
-    /// Frames taken in from upstream.
-    pub frames_in: u64,
-    /// Frames handed to the downstream sender.
-    pub frames_out: u64,
-    /// Frames dropped because the buffer was full, by type (frames whose
-    /// type is unknown count as P).
-    pub frames_dropped: ByType,
-    /// Bytes of the frames dropped.
-    pub bytes_dropped: u64,
+impl QueuedFrame for RelayFrame {
+    fn bytes(&self) -> u64 {
+        RelayFrame::bytes(self)
+    }
+
+    fn units(&self) -> u64 {
+        self.nal_units.len() as u64
+    }
+
+    fn frame_type(&self) -> Option<FrameType> {
+        self.frame_type
+    }
+
+    fn is_key(&self) -> bool {
+        self.carries_key()
+    }
 }
 
 /// What the halves last published, for the relay's statistics lines.
@@ -115,8 +95,7 @@ pub(crate) struct Published {
 
 #[derive(Debug)]
 struct State {
-    frames: VecDeque<RelayFrame>,
-    figures: BufferFigures,
+    queue: FrameQueue<RelayFrame>,
     ended: bool,
     published: Published,
 }
@@ -153,12 +132,7 @@ impl RelayBuffer {
     pub fn new(limit_bytes: u64) -> RelayBuffer {
         RelayBuffer {
             state: Arc::new(Mutex::new(State {
-                frames: VecDeque::new(),
-                figures: BufferFigures {
-                    limit_bytes,
-                    limit_packets: (limit_bytes / BYTES_PER_NAL_UNIT).max(1),
-                    ..BufferFigures::default()
-                },
+                queue: FrameQueue::new(limit_bytes, (limit_bytes / BYTES_PER_NAL_UNIT).max(1)),
                 ended: false,
                 published: Published::default(),
             })),
@@ -173,56 +147,14 @@ impl RelayBuffer {
 
     /// Adds a frame, dropping older ones (P and B first) to make room.
     pub fn push(&self, frame: RelayFrame) {
-        let mut state = self.lock();
-        let size = frame.bytes();
-        let units = frame.nal_units.len() as u64;
-        let figures = &mut state.figures;
-        figures.frames_in += 1;
-        if size > figures.limit_bytes || units > figures.limit_packets {
-            figures.bytes_dropped += size;
-            figures
-                .frames_dropped
-                .add(frame.frame_type.unwrap_or(FrameType::P), 1);
-            return;
-        }
-        while state.figures.bytes + size > state.figures.limit_bytes
-            || state.figures.packets + units > state.figures.limit_packets
-        {
-            let victim = state.frames.iter().position(|f| !f.is_key()).unwrap_or(0);
-            let Some(dropped) = state.frames.remove(victim) else {
-                break;
-            };
-            let figures = &mut state.figures;
-            figures.bytes -= dropped.bytes();
-            figures.frames -= 1;
-            figures.packets -= dropped.nal_units.len() as u64;
-            figures.bytes_dropped += dropped.bytes();
-            figures
-                .frames_dropped
-                .add(dropped.frame_type.unwrap_or(FrameType::P), 1);
-        }
-        let figures = &mut state.figures;
-        figures.bytes += size;
-        figures.frames += 1;
-        figures.packets += units;
-        figures.max_bytes = figures.max_bytes.max(figures.bytes);
-        figures.max_frames = figures.max_frames.max(figures.frames);
-        figures.max_packets = figures.max_packets.max(figures.packets);
-        state.frames.push_back(frame);
+        self.lock().queue.push(frame);
     }
 
     /// Takes the oldest frame.
     pub fn pop(&self) -> Popped {
         let mut state = self.lock();
-        match state.frames.pop_front() {
-            Some(frame) => {
-                let figures = &mut state.figures;
-                figures.bytes -= frame.bytes();
-                figures.frames -= 1;
-                figures.packets -= frame.nal_units.len() as u64;
-                figures.frames_out += 1;
-                Popped::Frame(frame)
-            }
+        match state.queue.pop() {
+            Some(frame) => Popped::Frame(frame),
             None if state.ended => Popped::Ended,
             None => Popped::Empty,
         }
@@ -236,7 +168,7 @@ impl RelayBuffer {
 
     /// The occupancy and the counters now.
     pub fn figures(&self) -> BufferFigures {
-        self.lock().figures
+        self.lock().queue.figures()
     }
 
     /// Records what a half published.
