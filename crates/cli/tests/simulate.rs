@@ -156,7 +156,7 @@ fn out_dir_holds_csv_series_and_plots() {
     let mut lines = video.lines();
     assert_eq!(
         lines.next(),
-        Some("time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share")
+        Some("time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share,proxy_buffer_bytes")
     );
     // One row per 100 ms of the 20 s run.
     assert_eq!(lines.clone().count(), 200);

@@ -35,6 +35,7 @@ mod dccp;
 mod flow;
 mod layered;
 mod media;
+mod relay;
 mod series;
 mod session;
 mod summary;
@@ -52,7 +53,7 @@ use thiserror::Error;
 use crate::engine::EventQueue;
 use crate::link::EnqueueOutcome;
 use crate::network::{direction_index, Body, Network, NetworkError, Packet};
-use crate::scenario::{Hop, Scenario};
+use crate::scenario::{Hop, RelayRole, Scenario};
 use crate::tcp::TcpConfigError;
 
 use capture::{Captures, FlowAddresses};
@@ -200,6 +201,23 @@ impl Simulation {
                 forward.to_vec(),
                 reverse.to_vec(),
             )?);
+        }
+        // The legs of each proxy share its buffer.
+        for index in 0..flows.len() {
+            let Some(RelayRole::Downstream {
+                upstream,
+                buffer_bytes,
+            }) = flows.get(index).and_then(|f| f.relay)
+            else {
+                continue;
+            };
+            if upstream >= index {
+                continue;
+            }
+            let (before, after) = flows.split_at_mut(index);
+            if let (Some(up), Some(down)) = (before.get_mut(upstream), after.first_mut()) {
+                down.attach_proxy(up, relay::SharedRelay::new(buffer_bytes));
+            }
         }
         let mut events = EventQueue::new();
         for (index, flow) in flows.iter_mut().enumerate() {
@@ -352,6 +370,19 @@ impl Simulation {
         self.events.advance_to(self.end);
         self.sample_until(self.end);
         progress(self.end);
+        // A proxy's client judges the packets by when the server sent them.
+        for index in 0..self.flows.len() {
+            if let Some(RelayRole::Downstream { upstream, .. }) = self.flows[index].relay {
+                let sent = self
+                    .flows
+                    .get(upstream)
+                    .and_then(FlowState::media)
+                    .map(|app| app.send_times().clone());
+                if let (Some(sent), Some(app)) = (sent, self.flows[index].media_mut()) {
+                    app.adopt_send_times(sent);
+                }
+            }
+        }
         self.media = self
             .flows
             .iter()
@@ -486,6 +517,18 @@ impl Simulation {
             }
             self.offer(now, first, packet);
         }
+        self.rearm(now, index);
+        // What the upstream leg of a proxy took may wake the downstream.
+        if let Some(RelayRole::Upstream { downstream }) =
+            self.flows.get(index).and_then(|f| f.relay)
+        {
+            self.rearm(now, downstream);
+        }
+    }
+
+    /// Schedules flow `index`'s next wake-up if it is earlier than the one
+    /// pending.
+    fn rearm(&mut self, now: Instant, index: usize) {
         let Some(flow) = self.flows.get_mut(index) else {
             return;
         };

@@ -77,6 +77,8 @@ mod copies;
 mod error;
 mod fields;
 mod player;
+mod proxy;
+pub use proxy::{DEFAULT_PROXY_BUFFER_BYTES, MIN_PROXY_BUFFER_BYTES};
 mod queue;
 mod raw;
 mod routing;
@@ -326,6 +328,35 @@ pub struct Flow {
     /// (`preroll`, `congestion_threshold`, `loss_threshold` in the
     /// transport; the frame interval from the media's `fps`).
     pub buffer: Option<BufferConfig>,
+    /// One leg of a media flow split by a proxy node (`proxy = { … }`);
+    /// `None` for other flows.
+    pub relay: Option<RelayRole>,
+}
+
+/// A leg of a media flow through a proxy node (paper 003 §3.2): the
+/// scenario's `[[flow]]` with `proxy = { at, transport, buffer }` becomes
+/// two flows, `NAME-up` from the sender to the proxy (the flow's own
+/// transport) and `NAME` from the proxy to the receiver (the proxy's), the
+/// frames in between held in a bounded buffer
+/// ([`fairstream_media::proxy::FrameQueue`], shared with `fairstream
+/// relay`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayRole {
+    /// Sender to proxy: what its receiver takes goes into the buffer of
+    /// the flow at index `downstream`.
+    Upstream {
+        /// The downstream leg's flow index.
+        downstream: usize,
+    },
+    /// Proxy to receiver: sends what the buffer holds, as fast as its
+    /// CCID allows (paper 003 §3.2: "as long as there are data in the proxy
+    /// buffer, transmit them as fast as possible to the client").
+    Downstream {
+        /// The upstream leg's flow index.
+        upstream: usize,
+        /// The buffer's capacity, bytes of RTP packets.
+        buffer_bytes: u64,
+    },
 }
 
 /// A multi-connection DCCP flow (papers 001 and 000).
@@ -509,7 +540,18 @@ pub enum Transport {
         /// The application's offered rate; `None` for a saturating source.
         app_rate: Option<Rate>,
     },
-    /// A TCP NewReno bulk transfer (RFC 6582).
+    /// `cc = "fixed"`: DCCP with the experimental CCID 249, sending at a
+    /// fixed `rate` without congestion control (paper 003 §1's dedicated
+    /// bearer after the proxy, "solely dedicated to RTP traffic", where "no
+    /// congestion control … is required").
+    Fixed {
+        /// The bearer's rate (`rate`, required).
+        rate: Rate,
+        /// Application bytes per packet (default [`DEFAULT_PACKET_SIZE`]).
+        packet_size: Bytes,
+    },
+    /// A TCP NewReno bulk transfer (RFC 6582), or with `media` RTP over
+    /// TCP (RFC 4571).
     TcpNewReno {
         /// Delayed acknowledgements (RFC 5681 §4.2); default `false`, as
         /// ns-2's `Agent/TCPSink`.
@@ -584,6 +626,7 @@ impl Transport {
             | Transport::TfrcSp { packet_size, .. }
             | Transport::Ccid2 { packet_size, .. }
             | Transport::Buffer { packet_size, .. }
+            | Transport::Fixed { packet_size, .. }
             | Transport::Cbr { packet_size, .. }
             | Transport::OnOff { packet_size, .. } => Some(packet_size),
             Transport::TcpNewReno { mss, .. } => Some(mss),
@@ -600,6 +643,7 @@ impl Transport {
             Transport::TcpNewReno { .. } => "tcp-newreno",
             Transport::Web { .. } => "web",
             Transport::Buffer { .. } => "buffer",
+            Transport::Fixed { .. } => "fixed",
             Transport::Cbr { .. } => "cbr",
             Transport::OnOff { .. } => "onoff",
         }

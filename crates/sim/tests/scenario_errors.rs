@@ -445,10 +445,10 @@ fn media_tables_are_checked() {
     assert_refused(
         &replaced(
             "transport = { cc = \"tfrc\" }",
-            "transport = { cc = \"tcp-newreno\" }\nmedia = { source = \"generated\" }",
+            "transport = { cc = \"cbr\", rate = \"1mbit\" }\nmedia = { source = \"generated\" }",
         ),
         25,
-        &["flow[0].media", "DCCP transport"],
+        &["flow[0].media", "DCCP transport", "RTP over TCP", "not cbr"],
     );
 }
 

@@ -23,6 +23,7 @@ use fairstream_proto::units::Rate;
 
 use super::layered::LayeredApp;
 use super::media::MediaApp;
+use super::relay::{RelayedPacket, SharedRelay};
 use super::voice::VoiceApp;
 use crate::network::Body;
 use crate::rng::SimRng;
@@ -65,6 +66,8 @@ pub(super) struct DccpStats {
 #[derive(Debug)]
 pub(super) struct DccpEnds {
     ccid: Ccid,
+    /// CCID 249's rate.
+    fixed_rate: Rate,
     client: Endpoint,
     server: Endpoint,
     client_port: u16,
@@ -73,6 +76,10 @@ pub(super) struct DccpEnds {
     source: Source,
     /// The video, when the flow carries one instead of `source`.
     pub(super) media: Option<MediaApp>,
+    /// An upstream leg of a proxy: what the receiver takes goes here.
+    pub(super) relay_out: Option<SharedRelay>,
+    /// A downstream leg of a proxy: what the sender sends comes from here.
+    pub(super) relay_in: Option<SharedRelay>,
     /// The layered video of a `cc = "buffer"` flow, instead of `source`.
     pub(super) layered: Option<LayeredApp>,
     /// The voice call of a voice flow, instead of `source`.
@@ -99,9 +106,11 @@ pub(super) fn node_address(index: usize) -> Ipv4Addr {
 impl DccpEnds {
     /// The endpoints of a flow with `ccid`, `packet_size` bytes of
     /// application data per packet, between the nodes with addresses
-    /// `from` and `to`.
+    /// `from` and `to`; under CCID 249 paced at `fixed_rate`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         ccid: Ccid,
+        fixed_rate: Rate,
         packet_size: usize,
         flow_index: usize,
         from: Ipv4Addr,
@@ -128,14 +137,16 @@ impl DccpEnds {
         // RFC 5348 §4.1: s is the packet size the sender uses; the
         // application's datagram size here.
         config.tfrc.segment_size = packet_size.max(1);
-        // CCID 249 carries a `cc = "buffer"` flow in `paper` mode, whose
-        // application paces every packet itself: no pacing below it.
-        config.fixed_rate.rate = Rate::INFINITY;
+        // CCID 249 carries a `cc = "fixed"` flow at its rate, and a `cc =
+        // "buffer"` flow in `paper` mode (whose application paces every
+        // packet itself) unpaced, at an infinite rate.
+        config.fixed_rate.rate = fixed_rate;
         let mut server_config = config.clone();
         server_config.checksum = config.checksum.reversed();
         let client_port = CLIENT_PORT_BASE + (flow_index % 20_000) as u16;
         DccpEnds {
             ccid,
+            fixed_rate,
             client: Endpoint::new(EndpointConfig {
                 connection: config,
                 listen: false,
@@ -153,6 +164,8 @@ impl DccpEnds {
             closing: false,
             source,
             media: None,
+            relay_out: None,
+            relay_in: None,
             layered: None,
             voice: None,
             payload: vec![0; packet_size],
@@ -166,6 +179,11 @@ impl DccpEnds {
     /// The CCID the flow asked for.
     pub(super) fn ccid(&self) -> Ccid {
         self.ccid
+    }
+
+    /// The rate CCID 249 paces at (infinite for a `cc = "buffer"` flow).
+    pub(super) fn fixed_rate(&self) -> Rate {
+        self.fixed_rate
     }
 
     /// Runs due timers, feeds the application's data while `active`, closes
@@ -233,6 +251,18 @@ impl DccpEnds {
         }
         if let Some(voice) = &mut self.voice {
             voice.feed(now, conn);
+            return;
+        }
+        if let Some(relay) = &self.relay_in {
+            // The proxy sends what it holds as fast as the CCID allows.
+            while conn.send_queue_len() < FEED_DEPTH {
+                let Some(packet) = relay.pop() else {
+                    return;
+                };
+                if conn.send(now, &packet.bytes).is_err() {
+                    self.stats.app_drops += 1;
+                }
+            }
             return;
         }
         if let Some(media) = &mut self.media {
@@ -353,6 +383,12 @@ impl DccpEnds {
                     self.stats.app_bytes_delivered += data.len() as u64;
                     if let Some(media) = &mut self.media {
                         media.on_received(now, &data);
+                        if let Some(relay) = &self.relay_out {
+                            relay.push(RelayedPacket {
+                                frame_type: media.frame_type_of(&data),
+                                bytes: data.clone(),
+                            });
+                        }
                     }
                     if let Some(voice) = &mut self.voice {
                         voice.on_received(now, &data);
@@ -381,6 +417,14 @@ impl DccpEnds {
             // No connection to feed (not yet opened, or failed and gone):
             // the application's due data would wake the flow for nothing.
             None
+        } else if let Some(relay) = &self.relay_in {
+            // Held packets and room for them: at once (feeding fills the
+            // queue or empties the buffer, so this does not repeat).
+            let room = self
+                .client_id
+                .and_then(|id| self.client.connection(id))
+                .is_some_and(|conn| conn.send_queue_len() < FEED_DEPTH);
+            (room && !relay.is_empty()).then_some(now)
         } else if let Some(media) = &self.media {
             media.next_release(now)
         } else if let Some(voice) = &self.voice {

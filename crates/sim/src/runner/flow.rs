@@ -13,6 +13,7 @@ use fairstream_proto::units::{Bytes, Rate};
 use super::bursts::LossRuns;
 use super::dccp::{node_address, DccpEnds};
 use super::layered::LayeredApp;
+use super::relay::SharedRelay;
 use super::series::FlowSample;
 use super::session::SessionEnds;
 use super::tcp_media::{TcpMedia, FRAMING_BYTES};
@@ -21,9 +22,10 @@ use super::web::WebEnds;
 use super::SimError;
 use crate::network::{Body, Packet};
 use crate::rng::SimRng;
-use crate::scenario::{Controller, Flow, Hop, MultiConnection, TcpOptions, Transport};
+use crate::scenario::{Controller, Flow, Hop, MultiConnection, RelayRole, TcpOptions, Transport};
 use crate::source::{Source, SourceConfig};
 use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use fairstream_media::proxy::BufferFigures;
 
 /// The width of the throughput bins behind `rate_cov`.
 pub(super) const BIN: Duration = Duration::from_secs(1);
@@ -111,6 +113,10 @@ pub(super) struct FlowState {
     pub(super) stats: FlowStats,
     /// A multi-connection flow's loss bursts (paper 001 Table 2).
     pub(super) loss_runs: Option<LossRuns>,
+    /// A leg of a media flow through a proxy node.
+    pub(super) relay: Option<RelayRole>,
+    /// The downstream leg's view of the proxy's buffer.
+    proxy_buffer: Option<SharedRelay>,
 }
 
 impl FlowState {
@@ -200,7 +206,16 @@ impl FlowState {
             Transport::Tfrc {
                 packet_size,
                 app_rate,
-            } => dccp(flow, index, seed, start, Ccid::Tfrc, packet_size, app_rate),
+            } => dccp(
+                flow,
+                index,
+                seed,
+                start,
+                Ccid::Tfrc,
+                Rate::INFINITY,
+                packet_size,
+                app_rate,
+            ),
             Transport::TfrcSp {
                 packet_size,
                 app_rate,
@@ -210,13 +225,23 @@ impl FlowState {
                 seed,
                 start,
                 Ccid::TfrcSp,
+                Rate::INFINITY,
                 packet_size,
                 app_rate,
             ),
             Transport::Ccid2 {
                 packet_size,
                 app_rate,
-            } => dccp(flow, index, seed, start, Ccid::Ccid2, packet_size, app_rate),
+            } => dccp(
+                flow,
+                index,
+                seed,
+                start,
+                Ccid::Ccid2,
+                Rate::INFINITY,
+                packet_size,
+                app_rate,
+            ),
             // The schedule alone sets the rate (`tfrc-capped` caps it with
             // what the CCID 3 receiver reports): a CCID without pacing.
             Transport::Buffer { packet_size, .. } => dccp(
@@ -225,6 +250,17 @@ impl FlowState {
                 seed,
                 start,
                 Ccid::FixedRateExperimental,
+                Rate::INFINITY,
+                packet_size,
+                None,
+            ),
+            Transport::Fixed { rate, packet_size } => dccp(
+                flow,
+                index,
+                seed,
+                start,
+                Ccid::FixedRateExperimental,
+                rate,
                 packet_size,
                 None,
             ),
@@ -277,6 +313,7 @@ impl FlowState {
             );
             let session = SessionEnds::new(
                 dccp.ccid(),
+                dccp.fixed_rate(),
                 size,
                 index,
                 node_address(flow.from.0),
@@ -369,7 +406,26 @@ impl FlowState {
             wake_at: None,
             stats: FlowStats::default(),
             loss_runs,
+            relay: flow.relay,
+            proxy_buffer: None,
         })
+    }
+
+    /// Connects the legs of a proxy: the upstream leg `up` puts what it
+    /// receives into `buffer`, this (downstream) leg sends from it.
+    pub(super) fn attach_proxy(&mut self, up: &mut FlowState, buffer: SharedRelay) {
+        if let Endpoints::Dccp(dccp) = &mut up.endpoints {
+            dccp.relay_out = Some(buffer.clone());
+        }
+        if let Endpoints::Dccp(dccp) = &mut self.endpoints {
+            dccp.relay_in = Some(buffer.clone());
+        }
+        self.proxy_buffer = Some(buffer);
+    }
+
+    /// The proxy's buffer, for the downstream leg.
+    pub(super) fn proxy_figures(&self) -> Option<BufferFigures> {
+        self.proxy_buffer.as_ref().map(SharedRelay::figures)
     }
 
     /// The route a packet of this flow follows.
@@ -633,6 +689,7 @@ impl FlowState {
                 .layered()
                 .map(|app| app.receiver().occupancy().as_secs_f64()),
             enhancement_share: self.layered().map(LayeredApp::schedule_share),
+            proxy_buffer_bytes: self.proxy_figures().map(|f| f.bytes as f64),
         }
     }
 
@@ -683,6 +740,16 @@ impl FlowState {
     pub(super) fn layered(&self) -> Option<&LayeredApp> {
         match &self.endpoints {
             Endpoints::Dccp(dccp) => dccp.layered.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A media flow's application ends, to change.
+    pub(super) fn media_mut(&mut self) -> Option<&mut super::media::MediaApp> {
+        match &mut self.endpoints {
+            Endpoints::Dccp(dccp) => dccp.media.as_mut(),
+            Endpoints::Session(session) => session.media.as_mut(),
+            Endpoints::Tcp(tcp) => tcp.media.as_mut().map(|m| &mut m.app),
             _ => None,
         }
     }
@@ -780,12 +847,14 @@ impl FlowState {
 }
 
 /// The endpoints of a DCCP flow with `ccid`.
+#[allow(clippy::too_many_arguments)]
 fn dccp(
     flow: &Flow,
     index: usize,
     seed: u64,
     start: Instant,
     ccid: Ccid,
+    fixed_rate: Rate,
     packet_size: Bytes,
     app_rate: Option<Rate>,
 ) -> Endpoints {
@@ -804,6 +873,7 @@ fn dccp(
     );
     Endpoints::Dccp(Box::new(DccpEnds::new(
         ccid,
+        fixed_rate,
         size as usize,
         index,
         node_address(flow.from.0),

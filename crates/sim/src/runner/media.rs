@@ -406,6 +406,16 @@ impl MediaApp {
         (release > now).then_some(release)
     }
 
+    /// The type of the frame an RTP packet of this stream belongs to, from
+    /// its timestamp (RFC 3550 §5.1: bytes 4-7; the stream's frame i has
+    /// `rtp_timestamp(i, fps)`); `None` for what is not one of its packets.
+    pub(super) fn frame_type_of(&self, packet: &[u8]) -> Option<FrameType> {
+        let bytes: [u8; 4] = packet.get(4..8)?.try_into().ok()?;
+        let timestamp = f64::from(u32::from_be_bytes(bytes));
+        let index = (timestamp * self.stream.fps() / 90_000.0).round() as usize;
+        self.stream.frames().get(index).map(|f| f.frame_type)
+    }
+
     /// A datagram reached the receiving application at `now`.
     pub(super) fn on_received(&mut self, now: Instant, bytes: &[u8]) {
         self.reception
@@ -438,6 +448,18 @@ impl MediaApp {
             playback,
             self.fec,
         )
+    }
+
+    /// When each packet was sent.
+    pub(super) fn send_times(&self) -> &SendTimes {
+        &self.sent
+    }
+
+    /// The downstream leg of a proxy sent nothing of its own: its packets
+    /// were sent when the upstream sender sent them (`sent`), so that
+    /// delays and start-up run from the server.
+    pub(super) fn adopt_send_times(&mut self, sent: SendTimes) {
+        self.sent = sent;
     }
 
     /// The stream that was sent, as Annex B (empty without payload).

@@ -42,6 +42,9 @@ pub struct FlowSample {
     /// A `cc = "buffer"` flow: the share of the enhancement layer the
     /// sender schedules at `time_s`, δ + η(1 − δ) (paper 004 eq. 5).
     pub enhancement_share: Option<f64>,
+    /// The downstream leg of a proxied flow: bytes the proxy's buffer held
+    /// at `time_s` (paper 003's y).
+    pub proxy_buffer_bytes: Option<f64>,
 }
 
 /// One row of a link direction's series.
@@ -102,12 +105,12 @@ impl FlowSeries {
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(
             out,
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share,proxy_buffer_bytes"
         )?;
         for row in &self.rows {
             writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 row.time_s,
                 row.throughput_bps,
                 field(row.allowed_rate_bps),
@@ -117,7 +120,8 @@ impl FlowSeries {
                 row.packets_sent,
                 row.packets_lost,
                 field(row.buffer_s),
-                field(row.enhancement_share)
+                field(row.enhancement_share),
+                field(row.proxy_buffer_bytes)
             )?;
         }
         Ok(())
@@ -176,13 +180,14 @@ mod tests {
                 packets_lost: 1,
                 buffer_s: Some(1.5),
                 enhancement_share: None,
+                proxy_buffer_bytes: None,
             }],
         };
         let mut out = Vec::new();
         series.write_csv(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share\n0.1,1500000,,0.05,,,12,1,1.5,\n"
+            "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share,proxy_buffer_bytes\n0.1,1500000,,0.05,,,12,1,1.5,,\n"
         );
     }
 }

@@ -13,6 +13,7 @@ use fairstream_proto::session::{
     SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
+use fairstream_proto::units::Rate;
 
 use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
@@ -68,6 +69,7 @@ impl SessionEnds {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         ccid: Ccid,
+        fixed_rate: Rate,
         packet_size: usize,
         flow_index: usize,
         from: Ipv4Addr,
@@ -111,6 +113,8 @@ impl SessionEnds {
             ..ConnectionConfig::default()
         };
         connection.tfrc.segment_size = (packet_size + header).max(1);
+        // CCID 249's rate (`cc = "fixed"`; unused by the other CCIDs).
+        connection.fixed_rate.rate = fixed_rate;
         let mut receiver_connection = connection.clone();
         receiver_connection.checksum = connection.checksum.reversed();
         let initial = f64::from(multi.conns);

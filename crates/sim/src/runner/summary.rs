@@ -1,5 +1,6 @@
 //! The JSON summary of a run (the shape `fairstream simulate` prints).
 
+use fairstream_media::proxy::BufferFigures;
 use serde::Serialize;
 
 use fairstream_proto::time::Instant;
@@ -143,6 +144,11 @@ pub struct FlowSummary {
     /// other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer: Option<BufferOutcome>,
+    /// The downstream leg of a flow through a proxy node: the proxy's
+    /// buffer (its most bytes held is paper 003's y). Absent for other
+    /// flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<BufferFigures>,
     /// A `cc = "web"` flow: its transfers. Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<WebOutcome>,
@@ -469,6 +475,7 @@ pub(super) fn flow_summary(
             }
         }),
         voice: flow.voice().map(|app| app.outcome(end)),
+        proxy: flow.proxy_figures(),
         buffer: flow.layered().map(|app| {
             let stats = &app.stats;
             let receiver = app.receiver();

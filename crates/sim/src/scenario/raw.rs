@@ -75,4 +75,18 @@ pub(crate) struct RawFlow {
     pub(crate) stagger: Option<Spanned<String>>,
     /// A random delay of the start, uniform below this (`start_jitter`).
     pub(crate) start_jitter: Option<Spanned<String>>,
+    /// A proxy node splitting a media flow (`proxy = { at = ... }`).
+    pub(crate) proxy: Option<Spanned<RawProxy>>,
+}
+
+/// `proxy = { at, transport, buffer }` of a `[[flow]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProxy {
+    /// The node the proxy runs on.
+    pub(crate) at: Spanned<String>,
+    /// The downstream leg's transport.
+    pub(crate) transport: Spanned<RawTable>,
+    /// The buffer's capacity.
+    pub(crate) buffer: Option<Spanned<toml::Value>>,
 }

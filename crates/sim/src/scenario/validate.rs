@@ -119,15 +119,22 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
             run.duration,
             &resolve,
         )?;
+        let proxy = super::proxy::proxy_from_raw(source, index, flow_raw.get_ref(), &flow, &nodes)?;
         for flow in super::copies::copies(source, index, flow_raw.get_ref(), flow, run.duration)? {
-            add_flow(
-                source,
-                (index, flow_raw.get_ref()),
-                flow,
-                (&nodes, &links),
-                &mut flows,
-                &mut routes,
-            )?;
+            let legs = match &proxy {
+                None => vec![flow],
+                Some(proxy) => proxy.legs(flow, flows.len()),
+            };
+            for flow in legs {
+                add_flow(
+                    source,
+                    (index, flow_raw.get_ref()),
+                    flow,
+                    (&nodes, &links),
+                    &mut flows,
+                    &mut routes,
+                )?;
+            }
         }
     }
 
@@ -477,14 +484,15 @@ fn flow_from_raw(
             )?;
             let latest = start.saturating_add(start_jitter);
             if stop <= latest {
-                return Err(source.invalid(
-                    s.span(),
-                    format!("{path}.stop"),
+                let message = if start_jitter.is_zero() {
+                    format!("flow \"{name}\" stops at {stop:?}, not after its start ({start:?})")
+                } else {
                     format!(
                         "flow \"{name}\" stops at {stop:?}, not after its latest start \
                          ({latest:?}: `start` plus `start_jitter`)"
-                    ),
-                ));
+                    )
+                };
+                return Err(source.invalid(s.span(), format!("{path}.stop"), message));
             }
             Some(stop)
         }
@@ -523,6 +531,8 @@ fn flow_from_raw(
                         ));
                     }
                 }
+                // The bearer's rate carries the video as it comes.
+                Transport::Fixed { .. } => {}
                 Transport::Buffer { .. } => {
                     if !matches!(
                         media.source,
@@ -649,6 +659,7 @@ fn flow_from_raw(
         multi,
         buffer,
         voice,
+        relay: None,
     })
 }
 
@@ -854,10 +865,10 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
 }
 
 /// Validates `transport = { cc = ... }`.
-fn transport_from_raw(
+pub(super) fn transport_from_raw(
     mut fields: Fields<'_>,
 ) -> Result<(Transport, Option<MultiConnection>, Option<BufferConfig>), ScenarioError> {
-    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"tcp-newreno\", \"web\", \"cbr\" or \"onoff\"";
+    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"fixed\", \"tcp-newreno\", \"web\", \"cbr\" or \"onoff\"";
     let cc = fields
         .string("cc")?
         .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
@@ -880,6 +891,10 @@ fn transport_from_raw(
         "ccid2" => Transport::Ccid2 {
             packet_size: packet_size(&mut fields)?,
             app_rate: fields.optional_rate("rate")?,
+        },
+        "fixed" => Transport::Fixed {
+            rate: fields.rate("rate")?,
+            packet_size: packet_size(&mut fields)?,
         },
         "buffer" => Transport::Buffer {
             packet_size: packet_size(&mut fields)?,
