@@ -112,6 +112,31 @@ fn a_proxy_buffers_what_the_wired_path_brings_ahead_of_the_bearer() {
     assert_eq!(run(&proxied).0, summary);
 }
 
+/// Paper 003's TCP through the proxy: RTP over TCP to the proxy (which
+/// resends what the wired path loses), the bearer on: every frame arrives.
+#[test]
+fn rtp_over_tcp_through_the_proxy_delivers_every_frame() {
+    let (summary, _) = run(&bearer(
+        "proxy = { at = \"bs\", transport = { cc = \"fixed\", rate = \"60kbit\", packet_size = 1000 } }",
+        "{ cc = \"tcp-newreno\", mss = 1000 }",
+    )
+    .replace(", arq = \"off\"", ""));
+    let down = &summary.flows[1];
+    let report = match down.media.as_ref().expect("the client's verdict") {
+        MediaOutcome::Report(report) => report,
+        MediaOutcome::Error { error } => panic!("{error}"),
+    };
+    let proxy = down.proxy.unwrap();
+    println!(
+        "{proxy:?}; TCP retransmissions upstream; client {} of {} frames",
+        report.playout.frames_displayed, report.playout.frames_total
+    );
+    assert!(summary.flows[0].packets_lost_channel > 0);
+    assert_eq!(report.playout.packets_lost.total(), 0);
+    assert_eq!(report.playout.frames_displayed, 225);
+    assert!(proxy.max_bytes > 10_000);
+}
+
 #[test]
 fn a_small_proxy_buffer_drops_p_frames_before_i_frames() {
     let (summary, _) = run(&bearer(

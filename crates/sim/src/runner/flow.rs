@@ -414,8 +414,14 @@ impl FlowState {
     /// Connects the legs of a proxy: the upstream leg `up` puts what it
     /// receives into `buffer`, this (downstream) leg sends from it.
     pub(super) fn attach_proxy(&mut self, up: &mut FlowState, buffer: SharedRelay) {
-        if let Endpoints::Dccp(dccp) = &mut up.endpoints {
-            dccp.relay_out = Some(buffer.clone());
+        match &mut up.endpoints {
+            Endpoints::Dccp(dccp) => dccp.relay_out = Some(buffer.clone()),
+            Endpoints::Tcp(tcp) => {
+                if let Some(media) = &mut tcp.media {
+                    media.relay_out = Some(buffer.clone());
+                }
+            }
+            _ => {}
         }
         if let Endpoints::Dccp(dccp) = &mut self.endpoints {
             dccp.relay_in = Some(buffer.clone());

@@ -17,6 +17,7 @@ use std::time::Duration;
 use fairstream_proto::time::Instant;
 
 use super::media::MediaApp;
+use super::relay::{RelayedPacket, SharedRelay};
 use crate::tcp::{TcpReceiver, TcpSender};
 
 /// RFC 4571 §2's framing: two bytes of length before each packet.
@@ -34,6 +35,8 @@ pub(super) struct TcpMedia {
     /// Packets written and not yet delivered: the stream offset one past
     /// their last byte, and the packet.
     in_stream: VecDeque<(u64, Vec<u8>)>,
+    /// The upstream leg of a proxy: what the receiver takes goes here too.
+    pub(super) relay_out: Option<SharedRelay>,
 }
 
 impl TcpMedia {
@@ -41,6 +44,7 @@ impl TcpMedia {
         TcpMedia {
             app,
             in_stream: VecDeque::new(),
+            relay_out: None,
         }
     }
 
@@ -71,6 +75,12 @@ impl TcpMedia {
             }
             if let Some((_, packet)) = self.in_stream.pop_front() {
                 self.app.on_received(now, &packet);
+                if let Some(relay) = &self.relay_out {
+                    relay.push(RelayedPacket {
+                        frame_type: self.app.frame_type_of(&packet),
+                        bytes: packet,
+                    });
+                }
             }
         }
     }

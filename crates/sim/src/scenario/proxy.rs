@@ -155,13 +155,13 @@ pub(super) fn proxy_from_raw(
             ),
         ));
     }
-    if !dccp(&flow.transport) {
+    if !dccp(&flow.transport) && !matches!(flow.transport, Transport::TcpNewReno { .. }) {
         return Err(refuse(
             proxy.span(),
             "",
             format!(
                 "the upstream leg is one DCCP connection (cc = \"tfrc\", \"tfrc-sp\", \"ccid2\" \
-                 or \"fixed\"), not {}",
+                 or \"fixed\") or RTP over TCP (\"tcp-newreno\"), not {}",
                 flow.transport.cc_name()
             ),
         ));
