@@ -191,6 +191,11 @@ impl Runner {
     pub(crate) fn input_path(&self, path: &str) -> PathBuf {
         self.inputs.join(path)
     }
+
+    /// A file the recipe makes for its runs (in the work directory).
+    pub(crate) fn work_path(&self, name: &str) -> PathBuf {
+        self.work.join(name)
+    }
 }
 
 /// Runs `fairstream reproduce`.

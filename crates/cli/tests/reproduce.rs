@@ -124,6 +124,37 @@ fn paper_003_quick_computes_the_three_tables_from_simulated_rate_curves() {
         4,
         "{md}"
     );
+    // Table 3 streamed through the simulator's proxy node: four cases,
+    // the proxy's buffer only where there is one, and TCP (RTP over TCP)
+    // showing every frame it sent end to end.
+    let streamed = md
+        .split("## Table 3 streamed")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap_or_else(|| panic!("no streamed Table 3 in:\n{md}"));
+    for case in [
+        "| TCP, no proxy |",
+        "| TFRC, no proxy |",
+        "| TCP, proxy |",
+        "| TFRC, proxy |",
+    ] {
+        assert!(streamed.contains(case), "{case} missing from:\n{streamed}");
+    }
+    assert_eq!(streamed.matches("| n.a. | n.a. |").count(), 2, "{streamed}");
+    let tcp = streamed
+        .lines()
+        .find(|l| l.starts_with("| TCP, no proxy |"))
+        .unwrap();
+    let shown: Vec<&str> = tcp
+        .trim_end_matches(" |")
+        .rsplit("| ")
+        .next()
+        .unwrap()
+        .split(" of ")
+        .collect();
+    assert_eq!(shown.len(), 2);
+    assert_eq!(shown[0], shown[1], "{tcp}");
+    assert!(out.join("work/paper003-streamed.toml").is_file());
     // Figs. 4, 6, 7 (TCP, TFRC) and 8 (TCP, TFRC).
     assert_self_contained(&read(&out, "index.html"), 6);
     std::fs::remove_dir_all(&out).unwrap();

@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
-use fairstream_media::evalvid::read_sender_trace;
+use fairstream_media::evalvid::{format_sender_trace, read_sender_trace, TraceFrame};
 use fairstream_media::schedule::{
     end_to_end_plan, proxy_plan, Playout, RateConstraint, ScheduleError,
 };
 use fairstream_report::{Chart, Page, Series, Style, Table};
-use fairstream_sim::runner::{Summary, TimeSeries, SERIES_INTERVAL};
+use fairstream_sim::runner::{MediaOutcome, Summary, TimeSeries, SERIES_INTERVAL};
 
 use super::compare::{Direction, Stat};
 use super::paper_data::PaperData;
@@ -48,6 +48,8 @@ pub(super) const INPUTS: &[Input] = &[
 /// seconds either way, as the paper's are 90).
 const SEEDS: u64 = 30;
 const QUICK_SEEDS: u64 = 3;
+/// Seeds of the streamed runs at most (each also 120 s).
+const STREAMED_SEEDS: u64 = 10;
 
 /// The rate curves start here (the paper drops its runs' first 30 s:
 /// "slow-start effects are not taken into account").
@@ -148,13 +150,20 @@ pub(super) fn build(context: &Runner, data: &PaperData, page: &mut Page) -> Resu
     table1(data, &playout, &runs, slot, page)?;
     table2(data, &playout, &runs, slot, page)?;
     table3(data, &playout, &runs, slot, page)?;
+    table3_streamed(context, data, seeds.min(STREAMED_SEEDS), page)?;
     fig7_and_8(first, &playout, slot, page)?;
     Ok(())
 }
 
 /// The first `VIDEO_S` seconds of the Highway trace at `FPS`, scaled to
-/// `VIDEO_RATE_BPS`.
+/// `VIDEO_RATE_BPS`: frame sizes.
 fn video_frames() -> Result<Vec<u64>> {
+    Ok(video_trace()?.iter().map(|f| f.size_bytes).collect())
+}
+
+/// [`video_frames`] as an EvalVid sender trace (types kept, one packet
+/// per `STREAM_PACKET_BYTES`).
+fn video_trace() -> Result<Vec<TraceFrame>> {
     let path = shared_data()?.join("evalvid/st_highway_cif.st");
     let frames = read_sender_trace(&path)?;
     let count = (VIDEO_S * FPS) as usize;
@@ -165,15 +174,26 @@ fn video_frames() -> Result<Vec<u64>> {
             frames.len()
         );
     }
-    let sizes: Vec<u64> = frames.iter().take(count).map(|f| f.size_bytes).collect();
-    let total: u64 = sizes.iter().sum();
+    let total: u64 = frames.iter().take(count).map(|f| f.size_bytes).sum();
     if total == 0 {
         bail!("{}: the frames are empty", path.display());
     }
     let scale = VIDEO_RATE_BPS / 8.0 * VIDEO_S / total as f64;
-    Ok(sizes
+    Ok(frames
         .iter()
-        .map(|&s| ((s as f64 * scale).round() as u64).max(1))
+        .take(count)
+        .enumerate()
+        .map(|(i, f)| {
+            let size_bytes = ((f.size_bytes as f64 * scale).round() as u64).max(1);
+            TraceFrame {
+                number: i as u64 + 1,
+                frame_type: f.frame_type,
+                size_bytes,
+                packets: u32::try_from(size_bytes.div_ceil(STREAM_PACKET_BYTES))
+                    .unwrap_or(u32::MAX),
+                send_time_s: i as f64 / FPS,
+            }
+        })
         .collect())
 }
 
@@ -208,8 +228,21 @@ fn simulate(path: &Path, seeds: u64, context: &Runner) -> Result<Vec<Run>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let origin = path.display().to_string();
+    let runs = in_parallel(seeds, context, |seed| one_seed(&text, &origin, seed))?;
+    if !context.quiet() {
+        eprintln!("reproduce: {seeds} runs of the paper 003 backbone");
+    }
+    Ok(runs)
+}
+
+/// `run` for seeds 1..=`seeds`, `--jobs` at a time, in seed order.
+fn in_parallel<T: Send>(
+    seeds: u64,
+    context: &Runner,
+    run: impl Fn(u64) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
     let jobs = context.jobs().min(seeds as usize).max(1);
-    let results: Vec<std::sync::Mutex<Option<Result<Run>>>> =
+    let results: Vec<std::sync::Mutex<Option<Result<T>>>> =
         (0..seeds).map(|_| std::sync::Mutex::new(None)).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -219,16 +252,13 @@ fn simulate(path: &Path, seeds: u64, context: &Runner) -> Result<Vec<Run>> {
                 let Some(slot) = results.get(i) else {
                     return;
                 };
-                let run = one_seed(&text, &origin, i as u64 + 1);
+                let outcome = run(i as u64 + 1);
                 if let Ok(mut slot) = slot.lock() {
-                    *slot = Some(run);
+                    *slot = Some(outcome);
                 }
             });
         }
     });
-    if !context.quiet() {
-        eprintln!("reproduce: {seeds} runs of the paper 003 backbone");
-    }
     results
         .into_iter()
         .enumerate()
@@ -619,6 +649,262 @@ fn table3(
         }
     }
     page.list(&lines);
+    Ok(())
+}
+
+/// The streamed runs' video packets: 1000 bytes, as the curves' flows.
+const STREAM_PACKET_BYTES: u64 = 1000;
+/// When the streams start: after the backbone's first `CURVE_FROM_S`.
+const STREAM_START: &str = "30s";
+/// The proxy's bearer rate in application bytes: the 64 kbit/s link less
+/// what RTP's packets carry as DCCP, IP and UDP headers (about 6 %).
+const PROXY_BEARER: &str = "60kbit";
+/// The streamed cases: the label, the flow of backbone.toml that carries it,
+/// and the proxy's node (`None`: end to end to the wireless client).
+const STREAMED: [(&str, &str, Option<&str>); 4] = [
+    ("TCP, no proxy", "tcp-wireless", None),
+    ("TFRC, no proxy", "tfrc-wireless", None),
+    ("TCP, proxy", "tcp-wired", Some("tcp1")),
+    ("TFRC, proxy", "tfrc-wired", Some("tfrc1")),
+];
+
+/// The backbone scenario with the four measured flows streaming the video
+/// (`video`: an EvalVid trace) from `STREAM_START`: over the wireless
+/// clients' paths end to end, and through a proxy at the wired clients
+/// (`tcp1`, `tfrc1`), each given a wireless client of its own behind a
+/// copy of the wireless link. TCP carries RTP (RFC 4571); TFRC runs without
+/// retransmission.
+fn streamed_scenario(base: &str, video: &Path) -> Result<String> {
+    use toml::Value;
+    let mut value: Value = toml::from_str(base)?;
+    let table = value.as_table_mut().context("a scenario table")?;
+    let wireless = table
+        .get("link")
+        .and_then(Value::as_array)
+        .and_then(|links| {
+            links.iter().find(|l| {
+                l.get("between")
+                    .and_then(Value::as_array)
+                    .is_some_and(|b| b.iter().any(|n| n.as_str() == Some("mobile-tcp")))
+            })
+        })
+        .cloned()
+        .context("backbone.toml has a link to mobile-tcp")?;
+    let media = |tcp: bool| -> Value {
+        let mut media = toml::map::Map::new();
+        media.insert("source".into(), Value::String(video.display().to_string()));
+        media.insert("fps".into(), Value::Float(FPS));
+        media.insert("mode".into(), Value::String("on-demand".into()));
+        media.insert("startup_delay".into(), Value::String("auto".into()));
+        if !tcp {
+            media.insert("arq".into(), Value::String("off".into()));
+        }
+        Value::Table(media)
+    };
+    for (_, _, proxy) in STREAMED {
+        let Some(node) = proxy else { continue };
+        let client = format!("mobile-{node}");
+        let mut entry = toml::map::Map::new();
+        entry.insert("name".into(), Value::String(client.clone()));
+        table
+            .get_mut("node")
+            .and_then(Value::as_array_mut)
+            .context("nodes")?
+            .push(Value::Table(entry));
+        let mut link = wireless.clone();
+        if let Some(link) = link.as_table_mut() {
+            link.insert(
+                "between".into(),
+                Value::Array(vec![Value::String(node.to_owned()), Value::String(client)]),
+            );
+        }
+        table
+            .get_mut("link")
+            .and_then(Value::as_array_mut)
+            .context("links")?
+            .push(link);
+    }
+    let flows = table
+        .get_mut("flow")
+        .and_then(Value::as_array_mut)
+        .context("flows")?;
+    for (_, flow_name, proxy) in STREAMED {
+        let flow = flows
+            .iter_mut()
+            .find(|f| f.get("name").and_then(Value::as_str) == Some(flow_name))
+            .and_then(Value::as_table_mut)
+            .with_context(|| format!("backbone.toml has no flow {flow_name}"))?;
+        let tcp = flow_name.starts_with("tcp");
+        flow.insert("start".into(), Value::String(STREAM_START.into()));
+        flow.insert("media".into(), media(tcp));
+        if let Some(node) = proxy {
+            flow.insert("to".into(), Value::String(format!("mobile-{node}")));
+            let mut transport = toml::map::Map::new();
+            transport.insert("cc".into(), Value::String("fixed".into()));
+            transport.insert("rate".into(), Value::String(PROXY_BEARER.into()));
+            transport.insert(
+                "packet_size".into(),
+                Value::Integer(i64::try_from(STREAM_PACKET_BYTES)?),
+            );
+            let mut proxy = toml::map::Map::new();
+            proxy.insert("at".into(), Value::String(node.to_owned()));
+            proxy.insert("transport".into(), Value::Table(transport));
+            flow.insert("proxy".into(), Value::Table(proxy));
+        }
+    }
+    Ok(toml::to_string(&value)?)
+}
+
+/// What one streamed case measured in one run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Streamed {
+    /// The client's start-up delay (paper 003's minimum, from arrivals).
+    startup_s: f64,
+    /// The most bytes of complete frames the client held.
+    client_bytes: f64,
+    /// The most bytes the proxy held (proxied cases).
+    proxy_bytes: Option<f64>,
+    /// Frames shown, of the video's.
+    shown: u64,
+    total: u64,
+}
+
+/// The most bytes of complete frames a client holds: each frame counts
+/// from its last packet's arrival to its deadline.
+fn client_peak(sizes: &[u64], frames: &[fairstream_media::playout::FramePlayout]) -> f64 {
+    let mut events: Vec<(f64, i64)> = Vec::new();
+    for (frame, size) in frames.iter().zip(sizes) {
+        if let (Some(arrival), true) = (frame.last_arrival_s, frame.displayed) {
+            let size = i64::try_from(*size).unwrap_or(i64::MAX);
+            events.push((arrival, size));
+            events.push((frame.deadline_s.max(arrival), -size));
+        }
+    }
+    // At equal times a frame leaves before the next arrives.
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut held, mut peak) = (0i64, 0i64);
+    for (_, change) in events {
+        held += change;
+        peak = peak.max(held);
+    }
+    peak as f64
+}
+
+/// One seed of the streamed runs.
+fn stream_seed(text: &str, origin: &str, seed: u64, sizes: &[u64]) -> Result<Vec<Streamed>> {
+    let seed = toml::Value::Integer(i64::try_from(seed)?);
+    let (_, summary) = run_scenario(text, origin, &[("run.seed", seed)])?;
+    STREAMED
+        .iter()
+        .map(|(_, name, _)| {
+            let flow = summary
+                .flows
+                .iter()
+                .find(|f| f.name == *name)
+                .with_context(|| format!("no flow {name}"))?;
+            let report = match &flow.media {
+                Some(MediaOutcome::Report(report)) => report,
+                Some(MediaOutcome::Error { error }) => bail!("flow {name}: {error}"),
+                None => bail!("flow {name} has no media verdict"),
+            };
+            Ok(Streamed {
+                startup_s: report.playout.startup_delay_s,
+                client_bytes: client_peak(sizes, &report.playout.frames),
+                proxy_bytes: flow.proxy.map(|p| p.max_bytes as f64),
+                shown: report.playout.frames_displayed,
+                total: report.playout.frames_total,
+            })
+        })
+        .collect()
+}
+
+/// Table 3 streamed: the video sent through the simulator, end to end and
+/// through the proxy node, its start-up delay and buffers measured.
+fn table3_streamed(context: &Runner, data: &PaperData, seeds: u64, page: &mut Page) -> Result<()> {
+    let paper = data.table("table3")?;
+    let trace = video_trace()?;
+    let sizes: Vec<u64> = trace.iter().map(|f| f.size_bytes).collect();
+    let video = context.work_path("paper003-video.st");
+    std::fs::write(&video, format_sender_trace(&trace))
+        .with_context(|| format!("cannot write {}", video.display()))?;
+    let video = video.canonicalize()?;
+    let path = context.input_path("paper003/backbone.toml");
+    let base = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text = streamed_scenario(&base, &video)?;
+    // Kept beside the video, so that a run can be repeated by hand with
+    // `fairstream simulate`.
+    let kept = context.work_path("paper003-streamed.toml");
+    std::fs::write(&kept, &text).with_context(|| format!("cannot write {}", kept.display()))?;
+    let origin = path.display().to_string();
+    let runs = in_parallel(seeds, context, |seed| {
+        stream_seed(&text, &origin, seed, &sizes)
+    })?;
+    if !context.quiet() {
+        eprintln!("reproduce: {seeds} streamed runs of the paper 003 backbone");
+    }
+    page.heading(2, "Table 3 streamed: the video through the simulator");
+    page.paragraph(&format!(
+        "The schedules above are computed on rate curves, as the paper's are. Here the video is \
+         sent: the same backbone, the four measured flows carrying the video from {STREAM_START} \
+         on (on demand, 1000-byte packets), end to end to the wireless clients, and through the \
+         simulator's proxy node at the wired clients (a copy of the 64 kbit/s, 200 ms wireless \
+         link behind each; the proxy's bearer a DCCP CCID 249 connection at {PROXY_BEARER} of \
+         RTP, the link less headers). TCP carries RTP framed as RFC 4571 says; TFRC runs without \
+         retransmission (the schedules' 5 % and one RTT stand for the paper's one retry). \
+         Measured at the client: the start-up delay (the least that shows every frame that \
+         arrived on time, paper 003's minimum), the most bytes of complete frames it held, and \
+         the most the proxy held. {seeds} seed{} (mean ± 95 % interval).",
+        if seeds == 1 { "" } else { "s" }
+    ));
+    let mut table = Table::new(&[
+        "Case",
+        "w [sec]: paper (w*)",
+        "streamed",
+        "x [bytes]: paper (x*)",
+        "streamed",
+        "y [bytes]: paper (y')",
+        "streamed",
+        "frames shown",
+    ]);
+    for (row, (label, _, proxy)) in STREAMED.iter().enumerate() {
+        let values = |f: &dyn Fn(&Streamed) -> Option<f64>| -> Stat {
+            Stat::of(
+                &runs
+                    .iter()
+                    .filter_map(|r| r.get(row).and_then(f))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let w = values(&|s| Some(s.startup_s));
+        let x = values(&|s| Some(s.client_bytes));
+        let y = values(&|s| s.proxy_bytes);
+        let shown: u64 = runs
+            .iter()
+            .filter_map(|r| r.get(row))
+            .map(|s| s.shown)
+            .sum();
+        let total: u64 = runs
+            .iter()
+            .filter_map(|r| r.get(row))
+            .map(|s| s.total)
+            .sum();
+        table.row(vec![
+            (*label).to_owned(),
+            paper.text(row, "w* [sec]")?.to_owned(),
+            show(&w, runs.len(), 1.0, 1),
+            paper.text(row, "x* [bytes]")?.to_owned(),
+            show(&x, runs.len(), 1.0, 0),
+            paper.text(row, "y' [bytes]")?.to_owned(),
+            if proxy.is_some() {
+                show(&y, runs.len(), 1.0, 0)
+            } else {
+                "n.a.".to_owned()
+            },
+            format!("{shown} of {total}"),
+        ]);
+    }
+    page.table(table);
     Ok(())
 }
 
