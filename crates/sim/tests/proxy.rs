@@ -112,6 +112,49 @@ fn a_proxy_buffers_what_the_wired_path_brings_ahead_of_the_bearer() {
     assert_eq!(run(&proxied).0, summary);
 }
 
+/// Sessions through the proxy: with ARQ on both legs the proxy's
+/// upstream receiver asks for what the lossy wired path lost, and the
+/// downstream leg may be several connections.
+#[test]
+fn arq_and_several_connections_run_through_the_proxy() {
+    let plain = bearer(
+        "proxy = { at = \"bs\", transport = { cc = \"tfrc\", packet_size = 600 } }",
+        "{ cc = \"tfrc\", packet_size = 600 }",
+    );
+    let with_arq = plain.replace("arq = \"off\"", "arq = \"on\"");
+    let two = with_arq.replace(
+        "transport = { cc = \"tfrc\", packet_size = 600 } }",
+        "transport = { cc = \"tfrc\", packet_size = 600, conns = 2, controller = \"fixed\" } }",
+    );
+    // (frames shown, upstream losses recovered, downstream connections at
+    // the end, proxy's peak bytes)
+    let measure = |text: &str| -> (u64, u64, f64, u64) {
+        let (summary, simulation) = run(text);
+        let down = &summary.flows[1];
+        let report = match down.media.as_ref().expect("the client's verdict") {
+            MediaOutcome::Report(report) => report,
+            MediaOutcome::Error { error } => panic!("{error}"),
+        };
+        let recovered = summary.flows[0].arq.as_ref().map_or(0, |a| a.recovered);
+        let conns = simulation.series().flows[1]
+            .rows
+            .iter()
+            .filter_map(|r| r.connections)
+            .fold(0.0, f64::max);
+        let proxy = down.proxy.map_or(0, |p| p.max_bytes);
+        (report.playout.frames_displayed, recovered, conns, proxy)
+    };
+    let (plain, with_arq, two) = (measure(&plain), measure(&with_arq), measure(&two));
+    println!("without ARQ {plain:?}, with {with_arq:?}, two downstream connections {two:?}");
+    // The wired path's channel losses are asked for and recovered at the
+    // proxy only with ARQ.
+    assert_eq!(plain.1, 0);
+    assert!(with_arq.1 > 0, "the upstream receiver recovered nothing");
+    // The downstream leg opened its two connections and carried the video.
+    assert_eq!(two.2, 2.0);
+    assert!(two.0 > 150 && two.3 > 0, "{two:?}");
+}
+
 /// Paper 003's TCP through the proxy: RTP over TCP to the proxy (which
 /// resends what the wired path loses), the bearer on: every frame arrives.
 #[test]
@@ -168,7 +211,7 @@ fn proxy_keys_are_checked() {
     assert_refused(
         &with("{ at = \"bs\", transport = { cc = \"tcp-newreno\" } }"),
         27,
-        &["flow[0].proxy.transport", "one DCCP connection"],
+        &["flow[0].proxy.transport", "the downstream leg is DCCP"],
     );
     assert_refused(
         &with("{ at = \"bs\", transport = { cc = \"tfrc\", packet_size = 300 } }"),
@@ -190,12 +233,12 @@ fn proxy_keys_are_checked() {
         27,
         &["unknown field `size`"],
     );
-    let arq = bearer(
+    let fec = bearer(
         "proxy = { at = \"bs\", transport = { cc = \"tfrc\" } }",
         tfrc,
     )
-    .replace("arq = \"off\"", "arq = \"on\"");
-    assert_refused(&arq, 27, &["flow[0].proxy", "without ARQ"]);
+    .replace("arq = \"off\"", "fec = { n = 10, k = 8 }");
+    assert_refused(&fec, 27, &["flow[0].proxy", "not FEC blocks"]);
     let no_media = bearer(
         "proxy = { at = \"bs\", transport = { cc = \"tfrc\" } }",
         tfrc,

@@ -416,6 +416,7 @@ impl FlowState {
     pub(super) fn attach_proxy(&mut self, up: &mut FlowState, buffer: SharedRelay) {
         match &mut up.endpoints {
             Endpoints::Dccp(dccp) => dccp.relay_out = Some(buffer.clone()),
+            Endpoints::Session(session) => session.relay_out = Some(buffer.clone()),
             Endpoints::Tcp(tcp) => {
                 if let Some(media) = &mut tcp.media {
                     media.relay_out = Some(buffer.clone());
@@ -423,8 +424,10 @@ impl FlowState {
             }
             _ => {}
         }
-        if let Endpoints::Dccp(dccp) = &mut self.endpoints {
-            dccp.relay_in = Some(buffer.clone());
+        match &mut self.endpoints {
+            Endpoints::Dccp(dccp) => dccp.relay_in = Some(buffer.clone()),
+            Endpoints::Session(session) => session.relay_in = Some(buffer.clone()),
+            _ => {}
         }
         self.proxy_buffer = Some(buffer);
     }

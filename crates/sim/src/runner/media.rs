@@ -410,10 +410,28 @@ impl MediaApp {
     /// its timestamp (RFC 3550 §5.1: bytes 4-7; the stream's frame i has
     /// `rtp_timestamp(i, fps)`); `None` for what is not one of its packets.
     pub(super) fn frame_type_of(&self, packet: &[u8]) -> Option<FrameType> {
+        let index = self.frame_of_packet(packet)?;
+        self.stream.frames().get(index).map(|f| f.frame_type)
+    }
+
+    /// The frame of an RTP packet of this stream, from its timestamp (RFC
+    /// 3550 §5.1: bytes 4-7; frame i has `rtp_timestamp(i, fps)`).
+    fn frame_of_packet(&self, packet: &[u8]) -> Option<usize> {
         let bytes: [u8; 4] = packet.get(4..8)?.try_into().ok()?;
         let timestamp = f64::from(u32::from_be_bytes(bytes));
-        let index = (timestamp * self.stream.fps() / 90_000.0).round() as usize;
-        self.stream.frames().get(index).map(|f| f.frame_type)
+        Some((timestamp * self.stream.fps() / 90_000.0).round() as usize)
+    }
+
+    /// What a session is told of an RTP packet of this stream that a proxy
+    /// forwards: its frame's GOP, deadline, key and playout time, found from
+    /// its timestamp (a packet of no frame of the stream counts as the
+    /// first frame's).
+    pub(super) fn meta_of_packet(&self, packet: &[u8]) -> DatagramMeta {
+        let frame = self
+            .frame_of_packet(packet)
+            .unwrap_or(0)
+            .min(self.stream.frames().len().saturating_sub(1));
+        self.meta_of(frame)
     }
 
     /// A datagram reached the receiving application at `now`.

@@ -17,6 +17,7 @@ use fairstream_proto::units::Rate;
 
 use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
+use super::relay::{RelayedPacket, SharedRelay};
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::scenario::{
@@ -51,6 +52,10 @@ pub(super) struct SessionEnds {
     receiver: ReceiverSession,
     source: Source,
     pub(super) media: Option<MediaApp>,
+    /// An upstream leg of a proxy: what the receiver takes goes here.
+    pub(super) relay_out: Option<SharedRelay>,
+    /// A downstream leg of a proxy: what the sender sends comes from here.
+    pub(super) relay_in: Option<SharedRelay>,
     payload: Vec<u8>,
     rng: SimRng,
     buf: Vec<u8>,
@@ -201,6 +206,8 @@ impl SessionEnds {
             receiver,
             source,
             media: None,
+            relay_out: None,
+            relay_in: None,
             payload: vec![0; packet_size],
             rng,
             buf: Vec::with_capacity(packet_size + 64),
@@ -250,6 +257,20 @@ impl SessionEnds {
     }
 
     fn feed(&mut self, now: Instant) {
+        if let (Some(relay), Some(media)) = (&self.relay_in, &self.media) {
+            // The proxy sends what it holds as fast as the session allows,
+            // each packet with its frame's GOP, key and playout time.
+            while self.sender.queued() < FEED_DEPTH {
+                let Some(packet) = relay.pop() else {
+                    return;
+                };
+                let meta = media.meta_of_packet(&packet.bytes);
+                if self.sender.send_with(now, &packet.bytes, meta).is_err() {
+                    self.stats.app_drops += 1;
+                }
+            }
+            return;
+        }
         if let Some(media) = &mut self.media {
             let rtt = self
                 .sender
@@ -306,6 +327,12 @@ impl SessionEnds {
             self.stats.app_bytes_delivered += data.len() as u64;
             if let Some(media) = &mut self.media {
                 media.on_received(now, &data);
+                if let Some(relay) = &self.relay_out {
+                    relay.push(RelayedPacket {
+                        frame_type: media.frame_type_of(&data),
+                        bytes: data.clone(),
+                    });
+                }
             }
         }
     }
@@ -356,6 +383,10 @@ impl SessionEnds {
     pub(super) fn next_wake(&self, active: bool, now: Instant) -> Option<Instant> {
         let app = if !active {
             None
+        } else if let Some(relay) = &self.relay_in {
+            // Held packets and room for them: at once (feeding fills the
+            // queue or empties the buffer, so this does not repeat).
+            (self.sender.queued() < FEED_DEPTH && !relay.is_empty()).then_some(now)
         } else if let Some(media) = &self.media {
             media.next_release(now)
         } else {

@@ -6,7 +6,7 @@
 use super::error::{ScenarioError, Source};
 use super::fields::{bytes_at, Fields};
 use super::raw::RawFlow;
-use super::{Flow, Node, NodeId, RelayRole, Transport};
+use super::{Flow, MultiConnection, Node, NodeId, RelayRole, Transport};
 
 /// The buffer when `buffer` is absent: 8 MiB, as `fairstream relay`'s
 /// (about 17 minutes of paper 003's 64 kbit/s bearer).
@@ -20,6 +20,9 @@ pub const MIN_PROXY_BUFFER_BYTES: u64 = 64 << 10;
 pub(super) struct ProxySpec {
     at: NodeId,
     transport: Transport,
+    /// The downstream leg's connections (`conns`, `controller` in its
+    /// transport).
+    multi: Option<MultiConnection>,
     buffer_bytes: u64,
 }
 
@@ -27,11 +30,7 @@ impl ProxySpec {
     /// The two legs of `flow`, the upstream one to be the flow at index
     /// `first` and the downstream one at `first + 1`.
     pub(super) fn legs(&self, flow: Flow, first: usize) -> Vec<Flow> {
-        let mut media = flow.media.clone();
-        if let Some(media) = &mut media {
-            // Each leg is one plain connection (see `proxy_from_raw`).
-            media.arq = false;
-        }
+        let media = flow.media.clone();
         let upstream = Flow {
             name: format!("{}-up", flow.name),
             to: self.at,
@@ -45,6 +44,7 @@ impl ProxySpec {
         let downstream = Flow {
             from: self.at,
             transport: self.transport,
+            multi: self.multi,
             media,
             relay: Some(RelayRole::Downstream {
                 upstream: first,
@@ -103,30 +103,18 @@ pub(super) fn proxy_from_raw(
             "a proxy relays video: the flow needs `media`".to_owned(),
         ));
     };
-    if flow.multi.is_some() || flow.voice.is_some() || flow.buffer.is_some() {
+    if flow.voice.is_some() || flow.buffer.is_some() {
         return Err(refuse(
             proxy.span(),
             "",
-            "the proxy node relays one plain DCCP connection on each side: no `conns`, \
-             `controller`, `voice` or cc = \"buffer\" through it"
-                .to_owned(),
+            "the proxy node relays video: no `voice` or cc = \"buffer\" through it".to_owned(),
         ));
     }
-    let explicit_arq = raw
-        .media
-        .as_ref()
-        .and_then(|m| m.get_ref().get("arq"))
-        .is_some_and(|v| {
-            !matches!(v.get_ref(), toml::Value::Boolean(false))
-                && v.get_ref().as_str() != Some("off")
-        });
-    if explicit_arq || media.fec.is_some() {
+    if media.fec.is_some() {
         return Err(refuse(
             proxy.span(),
             "",
-            "the simulator's proxy node forwards packets without ARQ or FEC: leave `arq` out \
-             (or \"off\") and `fec` out"
-                .to_owned(),
+            "the proxy node forwards RTP packets, not FEC blocks: leave `fec` out".to_owned(),
         ));
     }
     let transport = super::validate::transport_from_raw(Fields::new(
@@ -144,13 +132,13 @@ pub(super) fn proxy_from_raw(
                 | Transport::Fixed { .. }
         )
     };
-    if !dccp(&transport) || multi.is_some() || buffer.is_some() {
+    if !dccp(&transport) || buffer.is_some() {
         return Err(refuse(
             table.transport.span(),
             ".transport",
             format!(
-                "the downstream leg is one DCCP connection: cc = \"tfrc\", \"tfrc-sp\", \
-                 \"ccid2\" or \"fixed\" without `conns` or `controller`, not {}",
+                "the downstream leg is DCCP: cc = \"tfrc\", \"tfrc-sp\", \"ccid2\" or \"fixed\", \
+                 not {}",
                 transport.cc_name()
             ),
         ));
@@ -160,7 +148,7 @@ pub(super) fn proxy_from_raw(
             proxy.span(),
             "",
             format!(
-                "the upstream leg is one DCCP connection (cc = \"tfrc\", \"tfrc-sp\", \"ccid2\" \
+                "the upstream leg is DCCP (cc = \"tfrc\", \"tfrc-sp\", \"ccid2\" \
                  or \"fixed\") or RTP over TCP (\"tcp-newreno\"), not {}",
                 flow.transport.cc_name()
             ),
@@ -199,6 +187,7 @@ pub(super) fn proxy_from_raw(
     Ok(Some(ProxySpec {
         at,
         transport,
+        multi,
         buffer_bytes,
     }))
 }
