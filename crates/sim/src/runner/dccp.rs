@@ -103,6 +103,15 @@ pub(super) fn node_address(index: usize) -> Ipv4Addr {
     Ipv4Addr::from(0x0A00_0001 + offset)
 }
 
+/// How long a simulated client keeps retransmitting its Request before it
+/// gives up: RFC 4340 §8.1.1's example, "3 minutes" (a TCP's SYN retries
+/// last about as long: Linux's six take 127 s). `fairstream-proto`'s default,
+/// 10 s, suits an interactive tool; in a simulated crowd it made flows
+/// whose four Requests all met a full queue in slow-start overload give up
+/// for good (41 of 100 TFRC flows starting together on a 5 Mbit/s link with
+/// a 50-packet queue never sent data).
+pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(180);
+
 impl DccpEnds {
     /// The endpoints of a flow with `ccid`, `packet_size` bytes of
     /// application data per packet, between the nodes with addresses
@@ -125,6 +134,7 @@ impl DccpEnds {
             // A simulated host has no other use for its time: TIMEWAIT need
             // not hold the connection for the RFC's 4 minutes.
             msl: Duration::from_secs(1),
+            handshake_timeout: HANDSHAKE_TIMEOUT,
             // Native checksums, so that captures verify in Wireshark (which
             // has no DCCP-in-UDP dissector); the link's overhead still counts
             // the UDP encapsulation of RFC 6773.

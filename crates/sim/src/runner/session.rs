@@ -111,6 +111,7 @@ impl SessionEnds {
             accepted_ccids: vec![ccid],
             max_packet_size: packet_size + header + DATA_PACKET_OVERHEAD,
             msl: Duration::from_secs(1),
+            handshake_timeout: super::dccp::HANDSHAKE_TIMEOUT,
             checksum: ChecksumMode::NativeV4 {
                 local: from,
                 remote: to,
