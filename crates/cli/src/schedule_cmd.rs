@@ -371,6 +371,17 @@ pub(crate) fn schedule_chart(
     chart
 }
 
+/// What the path can have carried by the end of each of `slots` slots.
+pub(crate) fn cumulative_capacity(constraint: &RateConstraint, slots: usize) -> Vec<u64> {
+    let mut total = 0u64;
+    (0..slots)
+        .map(|k| {
+            total = total.saturating_add(constraint.at(k));
+            total
+        })
+        .collect()
+}
+
 /// Writes schedule.csv and schedule.png into `dir`: a row per slot with the
 /// path's capacity, the schedules and the playout delayed by w*, all
 /// cumulative bytes by the end of the slot.
@@ -449,14 +460,12 @@ pub(crate) fn run(args: &ScheduleArgs) -> anyhow::Result<()> {
                 let plan = end_to_end_plan(&playout, &constraint)?;
                 let w = plan.startup_delay_slots;
                 let slots = plan.schedule.cumulative_bytes.len();
-                let mut capacity = Vec::with_capacity(slots);
-                let mut total = 0u64;
-                for k in 0..slots {
-                    total = total.saturating_add(constraint.at(k));
-                    capacity.push(total);
-                }
                 let columns = vec![
-                    ("capacity_bytes", capacity, Style::Line),
+                    (
+                        "capacity_bytes",
+                        cumulative_capacity(&constraint, slots),
+                        Style::Line,
+                    ),
                     ("s_late_bytes", plan.schedule.cumulative_bytes, Style::Step),
                     (
                         "playout_bytes",

@@ -396,7 +396,6 @@ fn schedule_reads_a_simulated_flows_csv_and_writes_the_schedules() {
     let Some(trace) = fairstream_testkit::shared_file("data/evalvid/st_highway_cif.st") else {
         return;
     };
-    let json = |args: &[&str]| -> Value { serde_json::from_slice(&ok(args).stdout).unwrap() };
     let dir = scratch("schedule-csv");
     // What `simulate --out` writes: a row per 100 ms, here 400 kbit/s
     // throughout, after 2 s of nothing.
@@ -407,28 +406,30 @@ fn schedule_reads_a_simulated_flows_csv_and_writes_the_schedules() {
         text.push_str(&format!("{:.1},{rate},\n", f64::from(k) / 10.0));
     }
     fs::write(&csv, text).unwrap();
-    let fixed = json(&[
-        "schedule",
-        "--source",
-        s(&trace),
-        "--rate",
-        "400kbit",
-        "--fps",
-        "30",
-        "--json",
-    ]);
-    let from_csv = json(&[
-        "schedule",
-        "--source",
-        s(&trace),
-        "--rate-curve",
-        s(&csv),
-        "--curve-from",
-        "2s",
-        "--fps",
-        "30",
-        "--json",
-    ]);
+    // `schedule` on the trace at 30 frames/s with `extra` arguments.
+    let args = |extra: &[&str]| -> Vec<String> {
+        ["schedule", "--source", s(&trace), "--fps", "30"]
+            .iter()
+            .chain(extra)
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
+    let run = |extra: &[&str]| -> Output {
+        let all = args(extra);
+        fairstream(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let json = |extra: &[&str]| -> Value {
+        let output = run(&[extra, &["--json"]].concat());
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let curve = ["--rate-curve", s(&csv)];
+    let fixed = json(&["--rate", "400kbit"]);
+    let from_csv = json(&[&curve[..], &["--curve-from", "2s"]].concat());
     println!("fixed {fixed}\nfrom the CSV {from_csv}");
     for key in ["startup_delay_slots", "client_buffer_bytes"] {
         let (a, b) = (
@@ -441,33 +442,11 @@ fn schedule_reads_a_simulated_flows_csv_and_writes_the_schedules() {
         );
     }
     // From the start of the run, the 2 s of nothing come first.
-    let late = json(&[
-        "schedule",
-        "--source",
-        s(&trace),
-        "--rate-curve",
-        s(&csv),
-        "--fps",
-        "30",
-        "--json",
-    ]);
+    let late = json(&curve);
     let delay = |v: &Value| v["startup_delay_s"].as_f64().unwrap();
     assert!(delay(&late) > delay(&from_csv) + 1.9, "{late}");
     // Less rate: a longer delay or a larger buffer.
-    let deducted = json(&[
-        "schedule",
-        "--source",
-        s(&trace),
-        "--rate-curve",
-        s(&csv),
-        "--curve-from",
-        "2s",
-        "--deduct",
-        "5%",
-        "--fps",
-        "30",
-        "--json",
-    ]);
+    let deducted = json(&[&curve[..], &["--curve-from", "2s", "--deduct", "5%"]].concat());
     let buffer = |v: &Value| v["client_buffer_bytes"].as_u64().unwrap();
     assert!(delay(&deducted) >= delay(&from_csv), "{deducted}");
     assert!(
@@ -476,19 +455,8 @@ fn schedule_reads_a_simulated_flows_csv_and_writes_the_schedules() {
     );
     // --out: the schedules, cumulative and never falling, and their plot.
     let out = dir.join("out");
-    ok(&[
-        "schedule",
-        "--source",
-        s(&trace),
-        "--rate-curve",
-        s(&csv),
-        "--curve-from",
-        "2s",
-        "--fps",
-        "30",
-        "--out",
-        s(&out),
-    ]);
+    let written = run(&[&curve[..], &["--curve-from", "2s", "--out", s(&out)]].concat());
+    assert!(written.status.success());
     let table = fs::read_to_string(out.join("schedule.csv")).unwrap();
     let mut lines = table.lines();
     assert_eq!(
@@ -513,31 +481,18 @@ fn schedule_reads_a_simulated_flows_csv_and_writes_the_schedules() {
     }
     assert_eq!(&fs::read(out.join("schedule.png")).unwrap()[1..4], b"PNG");
     // With a proxy: the server's and the proxy's schedules.
-    ok(&[
-        "schedule",
-        "--source",
-        s(&trace),
-        "--rate-curve",
-        s(&csv),
-        "--proxy-rate",
-        "300kbit",
-        "--fps",
-        "30",
-        "--out",
-        s(&out),
-    ]);
+    let proxied = run(&[&curve[..], &["--proxy-rate", "300kbit", "--out", s(&out)]].concat());
+    assert!(proxied.status.success());
     let table = fs::read_to_string(out.join("schedule.csv")).unwrap();
     assert!(table
         .starts_with("slot,time_s,server_to_proxy_bytes,proxy_to_client_bytes,playout_bytes\n"));
     // Bad input names the problem.
-    for (args, needle) in [
-        (vec!["--column", "rtt_s"], "no `rtt_s` column"),
-        (vec!["--curve-from", "200s"], "carries nothing after 200 s"),
-        (vec!["--deduct", "120%"], "outside [0, 100 %)"),
+    for (extra, needle) in [
+        (["--column", "rtt_s"], "no `rtt_s` column"),
+        (["--curve-from", "200s"], "carries nothing after 200 s"),
+        (["--deduct", "120%"], "outside [0, 100 %)"),
     ] {
-        let mut all = vec!["schedule", "--source", s(&trace), "--rate-curve", s(&csv)];
-        all.extend(args);
-        let output = fairstream(&all);
+        let output = run(&[&curve[..], &extra[..]].concat());
         assert!(!output.status.success());
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(needle), "{needle} not in {stderr}");

@@ -30,7 +30,9 @@ use fairstream_sim::runner::{MediaOutcome, Summary, TimeSeries, SERIES_INTERVAL}
 use super::compare::{Direction, Stat};
 use super::paper_data::PaperData;
 use super::{run_scenario, Input, Runner};
-use crate::schedule_cmd::{bytes_per_slot, delayed_playout, playout_in_slots, schedule_chart};
+use crate::schedule_cmd::{
+    bytes_per_slot, cumulative_capacity, delayed_playout, playout_in_slots, schedule_chart,
+};
 
 /// The files the recipe runs.
 pub(super) const INPUTS: &[Input] = &[
@@ -981,12 +983,7 @@ fn fig7_and_8(run: &Run, playout: &Playout, slot: Duration, page: &mut Page) -> 
         let constraint = RateConstraint::Curve(curve.bytes.clone());
         if let Some(plan) = deliverable(end_to_end_plan(playout, &constraint))? {
             let slots = plan.schedule.cumulative_bytes.len();
-            let mut carried = Vec::with_capacity(slots);
-            let mut total = 0u64;
-            for k in 0..slots {
-                total = total.saturating_add(constraint.at(k));
-                carried.push(total);
-            }
+            let carried = cumulative_capacity(&constraint, slots);
             let w = plan.startup_delay_slots;
             let chart = schedule_chart(
                 &format!("Fig. 7: end to end to the wireless client over {name}"),
