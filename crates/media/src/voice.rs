@@ -12,6 +12,8 @@
 //! - [`g711`]: ITU-T G.711 µ-law encoding and decoding.
 //! - [`plc`]: packet-loss concealment after G.711 Appendix I's idea
 //!   (repeat the last pitch period, attenuated).
+//! - [`rtp`]: a voice frame as an RTP packet (RFC 3551 PCMU and G729),
+//!   with its capture time in a header extension.
 //! - [`wav`]: 8 kHz 16-bit mono WAV files, read and written.
 //! - [`talker`]: the talker's signal (a WAV file or a generated one) and its
 //!   voice activity (exponential talk spurts and silences).
@@ -20,6 +22,7 @@ pub mod g711;
 pub mod listener;
 pub mod playout;
 pub mod plc;
+pub mod rtp;
 pub mod talker;
 pub mod wav;
 

@@ -31,7 +31,7 @@ pub const RAMJEE_ALPHA: f64 = 0.998002;
 pub const RAMJEE_BETA: f64 = 4.0;
 
 /// How the listener chooses its playout delay.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JitterBuffer {
     /// The first frame's delay plus this, for the whole call.
     Fixed(Duration),
