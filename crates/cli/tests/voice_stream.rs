@@ -285,7 +285,8 @@ fn bad_voice_input_is_refused_with_a_clear_message() {
     let error = support::failure_of(&["send", "generated", &url, "--vad"]);
     assert!(error.contains("apply to a voice call"), "{error}");
     let listen = format!("dccp://127.0.0.1:{}", free_port());
-    let error = support::failure_of(&["recv", &listen, "out.264", "--jitter-buffer", "40ms"]);
+    let video = temp_path("out.264").display().to_string();
+    let error = support::failure_of(&["recv", &listen, &video, "--jitter-buffer", "40ms"]);
     assert!(error.contains("--wav"), "{error}");
     let error = support::failure_of(&[
         "recv",

@@ -31,7 +31,7 @@ pub enum OutputSpec {
     /// ([`crate::relay`]).
     Relay(RelayBuffer),
     /// A voice call: decoded to a WAV file and scored
-    /// ([`super::voice`]).
+    /// ([`super::VoiceOutput`]).
     Voice(super::VoiceOutput),
 }
 
