@@ -9,8 +9,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fairstream_media::h264::{probe_frame_rate, FrameRateProbe};
 use fairstream_media::temporal::TemporalLayers;
-use fairstream_net::recv::{OutputSpec, RecvConfig, RecvReport};
-use fairstream_net::send::{Mode, SendConfig, SourceSpec};
+use fairstream_media::voice::playout::JitterBuffer;
+use fairstream_net::recv::{OutputSpec, RecvConfig, RecvReport, VoiceOutput};
+use fairstream_net::send::{Mode, SendConfig, SourceSpec, VoiceSpec};
 use fairstream_net::stats::{StatsConfig, StatsFormat};
 use fairstream_net::url::DccpUrl;
 use fairstream_proto::secure::Passphrase;
@@ -24,9 +25,17 @@ mod reference;
 /// `fairstream send`.
 #[derive(Debug, Args)]
 pub(crate) struct SendArgs {
-    /// An H.264 Annex B file, `-` for Annex B on standard input, or
+    /// An H.264 Annex B file, `-` for Annex B on standard input,
     /// `generated` for the built-in content encoded live at the session's
-    /// target bitrate
+    /// target bitrate, or a voice call: `voice:g711` (G.711 µ-law of a
+    /// generated speech-like signal), `voice:g711:FILE.wav` (of an 8 kHz
+    /// 16-bit mono WAV file), `voice:g729` (G.729's packet size and rate
+    /// only: there is no G.729 encoder, its payloads are silence)
+    ///
+    /// A voice call sends one RTP packet (PCMU or G729) every 20 ms over
+    /// one connection, starting the call when the allowed rate reaches the
+    /// codec's (paper 002; with cc=tfrc-sp, RFC 4828's header allowance);
+    /// the frames before are sent as probes. The receiver needs --wav.
     source: String,
     /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed|buffer&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off&passphrase=SECRET, and with cc=buffer mode=paper|tfrc-capped&preroll=2s&congestion_threshold=1s&loss_threshold=1.5s
     ///
@@ -44,9 +53,20 @@ pub(crate) struct SendArgs {
     /// last); on-demand: as fast as the connections allow
     #[arg(long, value_enum, default_value = "live")]
     mode: ModeArg,
-    /// Repeat the file at its end
+    /// Repeat the file at its end (an H.264 file, or a voice call's WAV
+    /// file)
     #[arg(long = "loop")]
     looped: bool,
+    /// Voice: paper 002's voice activity detection, exponential talk
+    /// spurts (mean 1.0 s) and silences (mean 1.5 s) drawn at random (a
+    /// model of a talker's pauses, not the signal's energy); no packet in a
+    /// silence
+    #[arg(long)]
+    vad: bool,
+    /// Voice: frames the sender's queue holds; a frame that finds it full
+    /// is dropped (paper 002: 5)
+    #[arg(long, value_name = "FRAMES", default_value_t = fairstream_net::send::DEFAULT_TRANSMIT_BUFFER, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    transmit_buffer: u32,
     /// Frames per second of the source [default: a file's or a pipe's own
     /// rate, from the VUI timing of its SPS; 25 when it states none (said
     /// on stderr) and for generated content]
@@ -107,8 +127,24 @@ pub(crate) struct RecvArgs {
     /// is due (the player model's --prebuffer after the first packet).
     url: String,
     /// An H.264 file to write, `-` for standard output, or rtp://IP:PORT to
-    /// re-send the RTP packets over plain UDP (with an SDP file, --sdp)
-    output: String,
+    /// re-send the RTP packets over plain UDP (with an SDP file, --sdp);
+    /// none with --wav
+    #[arg(required_unless_present = "wav", conflicts_with = "wav")]
+    output: Option<String>,
+    /// A voice call (`send voice:…`): write the audio heard to this 8 kHz
+    /// 16-bit mono WAV file (lost and late frames concealed, after G.711
+    /// Appendix I) and score the call with the ITU-T G.107 E-model (`voice`
+    /// in the summary: frames, lost, late, loss_percent, burst_ratio,
+    /// delays, mouth_to_ear_s, r, mos). Each frame's one-way delay is its
+    /// arrival less its capture time on the sender's wall clock: exact on
+    /// one host, as good as the clocks' synchronisation between two
+    #[arg(long, value_name = "FILE")]
+    wav: Option<PathBuf>,
+    /// With --wav: the de-jitter buffer, a duration (a fixed playout
+    /// delay after the first frame's one-way delay) or `adaptive` (Ramjee
+    /// et al. 1994, algorithm 1, set at each talk spurt) [default: 60ms]
+    #[arg(long, value_name = "DURATION|adaptive", value_parser = parse_jitter_buffer, requires = "wav")]
+    jitter_buffer: Option<JitterBuffer>,
     /// The SDP file written for an rtp:// output
     #[arg(long, value_name = "FILE", default_value = "fairstream.sdp")]
     sdp: PathBuf,
@@ -215,6 +251,18 @@ pub(crate) fn parse_positive_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("`{text}` must be longer than zero"));
     }
     Ok(duration)
+}
+
+fn parse_jitter_buffer(text: &str) -> Result<JitterBuffer, String> {
+    if text == "adaptive" {
+        return Ok(JitterBuffer::Adaptive);
+    }
+    let fixed = parse_duration_arg(text)
+        .map_err(|e| format!("{e} (expected a duration such as 60ms, or adaptive)"))?;
+    if fixed > Duration::from_secs(10) {
+        return Err(format!("`{text}` is longer than 10 s"));
+    }
+    Ok(JitterBuffer::Fixed(fixed))
 }
 
 fn parse_fps(text: &str) -> Result<f64, String> {
@@ -369,6 +417,12 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     apply_passphrase_file(&mut url, args.passphrase_file.as_deref(), "the URL")?;
     let quiet = args.stats.quiet;
     let mut fps = args.fps.unwrap_or(DEFAULT_FPS);
+    if let Some(voice) = VoiceSpec::parse(&args.source) {
+        return run_send_voice(args, url, voice.map_err(anyhow::Error::msg)?);
+    }
+    if args.vad || args.transmit_buffer != fairstream_net::send::DEFAULT_TRANSMIT_BUFFER {
+        bail!("--vad and --transmit-buffer apply to a voice call (voice:g711, voice:g729)");
+    }
     let generated = args.source == "generated";
     if !generated && (args.gop.is_some() || args.save.is_some()) {
         bail!("--gop and --save apply to generated content only");
@@ -447,6 +501,34 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs `fairstream send voice:…`.
+fn run_send_voice(args: &SendArgs, url: DccpUrl, mut voice: VoiceSpec) -> Result<()> {
+    if args.gop.is_some() || args.save.is_some() || args.layers.is_some() || args.fps.is_some() {
+        bail!("--gop, --save, --layers and --fps apply to video, not to a voice call");
+    }
+    if args.looped && voice.wav.is_none() {
+        bail!("--loop needs a WAV file (voice:g711:FILE.wav)");
+    }
+    if let Some(path) = &voice.wav {
+        if !path.is_file() {
+            bail!("voice source {} is not a file", path.display());
+        }
+    }
+    voice.vad = args.vad;
+    voice.transmit_buffer = args.transmit_buffer;
+    let mut config = SendConfig::new(SourceSpec::Voice(voice), url);
+    config.looped = args.looped;
+    config.duration = args.duration;
+    config.handshake_timeout = args.handshake_timeout;
+    config.stats = args.stats.config();
+    let stats_to_stdout = config.stats.to_stdout();
+    let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
+    let report = fairstream_net::send::run(config, stop)?;
+    let line = serde_json::to_string(&report).context("summary")?;
+    print_summary(&line, stats_to_stdout);
+    Ok(())
+}
+
 /// `fairstream recv`'s summary: the run's report, and with `--reference`
 /// the comparison.
 #[derive(Debug, Serialize)]
@@ -461,7 +543,22 @@ struct RecvSummary<'a> {
 pub(crate) fn run_recv(args: &RecvArgs) -> Result<()> {
     let mut url = parse_url(&args.url)?;
     apply_passphrase_file(&mut url, args.passphrase_file.as_deref(), "the URL")?;
-    let output = OutputSpec::parse(&args.output, &args.sdp).map_err(anyhow::Error::msg)?;
+    if args.wav.is_none() && args.jitter_buffer.is_some() {
+        bail!("--jitter-buffer applies to a voice call: give --wav FILE");
+    }
+    let output = match (&args.wav, &args.output) {
+        (Some(wav), _) => {
+            if args.reference.is_some() {
+                bail!("--reference compares video; a voice call (--wav) is scored by the E-model");
+            }
+            OutputSpec::Voice(VoiceOutput {
+                wav: wav.clone(),
+                jitter_buffer: args.jitter_buffer.unwrap_or_default(),
+            })
+        }
+        (None, Some(output)) => OutputSpec::parse(output, &args.sdp).map_err(anyhow::Error::msg)?,
+        (None, None) => bail!("give an output (a file, - or rtp://IP:PORT), or --wav FILE"),
+    };
     let to_stdout = output == OutputSpec::Stdout;
     let stats = args.stats.config();
     if to_stdout && stats.to_stdout() {

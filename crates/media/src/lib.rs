@@ -33,6 +33,9 @@
 //! - [`playout`]: the playout buffer: deadlines, late packets, stalls,
 //!   start-up delay, GOP arrivals; the drop and rebuffer (freeze-and-resume)
 //!   player models, and the buffer's occupancy over time.
+//! - [`voice`]: voice calls (paper 002): G.711 and G.729 as 20 ms packets,
+//!   the listener that scores a call (fixed or adaptive de-jitter buffer,
+//!   E-model), G.711 µ-law, packet-loss concealment and WAV files.
 
 pub mod emodel;
 pub mod evalvid;
@@ -46,6 +49,7 @@ pub mod quality;
 pub mod schedule;
 pub mod stream;
 pub mod temporal;
+pub mod voice;
 pub mod yuv;
 
 // The one module with `unsafe` code: OpenH264's raw API, needed to decode

@@ -91,3 +91,35 @@ mod tests {
         assert!(back <= std::time::Instant::now());
     }
 }
+
+/// The system's wall clock (Unix time) for a [`Clock`]'s instants: read
+/// once, so that a step of the wall clock during a run moves nothing. Voice
+/// frames carry their capture time on it (`fairstream_media::voice::rtp`).
+#[derive(Clone, Copy, Debug)]
+pub struct WallClock {
+    /// Unix nanoseconds at the clock's epoch.
+    epoch_unix_ns: i128,
+}
+
+impl WallClock {
+    /// Reads the wall clock now, against `clock`.
+    pub fn new(clock: &Clock) -> WallClock {
+        let unix_ns = std::time::SystemTime::now()
+            .duration_since(std::time::SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        WallClock {
+            epoch_unix_ns: unix_ns - i128::from(clock.now().as_nanos()),
+        }
+    }
+
+    /// Unix nanoseconds of `at`.
+    pub fn unix_ns(&self, at: Instant) -> u64 {
+        u64::try_from(self.epoch_unix_ns + i128::from(at.as_nanos())).unwrap_or(0)
+    }
+
+    /// The instant of Unix time `unix_ns` (the clock's epoch if earlier).
+    pub fn instant(&self, unix_ns: u64) -> Instant {
+        let nanos = i128::from(unix_ns) - self.epoch_unix_ns;
+        Instant::from_nanos(u64::try_from(nanos.max(0)).unwrap_or(u64::MAX))
+    }
+}

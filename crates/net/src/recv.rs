@@ -29,6 +29,7 @@ mod layered;
 mod output;
 mod player;
 mod summary;
+mod voice;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, UdpSocket};
@@ -48,8 +49,9 @@ pub use config::{ReceivedAccessUnit, RecvConfig, RecvError, RecvFailure, RecvRep
 pub use fec::FecReceiveStats;
 pub use layered::BufferRecvReport;
 pub use output::{base64, sdp_text, OutputSpec};
+pub use voice::{VoiceOutput, VoiceRecvReport, MAX_CALL_FRAMES, MAX_GAP_FRAMES, MAX_WAITING};
 
-use crate::clock::{address_bytes, random_secret, Clock};
+use crate::clock::{address_bytes, random_secret, Clock, WallClock};
 use crate::link::{Incoming, UdpLink};
 use crate::peer::{largest_rtt, SilenceWatch};
 use crate::protect::{Protection, Refusal, OVERHEAD};
@@ -60,6 +62,7 @@ use assembler::Assembler;
 use layered::LayeredReceiver;
 use output::Output;
 use player::Player;
+use voice::VoiceReceiver;
 
 /// The longest the loop sleeps without looking at the stop flag.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
@@ -183,12 +186,24 @@ impl Receiver {
             // Sealed packets are the tag longer than what the session makes.
             connection.max_packet_size = connection.max_packet_size.saturating_sub(OVERHEAD);
         }
+        let voice_output = match &self.config.output {
+            OutputSpec::Voice(voice) => Some(voice.clone()),
+            _ => None,
+        };
+        if voice_output.is_some() && self.config.url.arq == Some(true) {
+            return Err(RecvError::Output(std::io::Error::other(
+                "a voice call's frames are never resent (a resent frame would be late):                  arq=on does not apply with --wav",
+            )));
+        }
+        // A voice call: no retransmission, so a gap is given up as soon as a
+        // later frame came (the reorder buffer holds nothing back).
+        let arq = voice_output.is_none() && self.config.url.arq.unwrap_or(true);
         let session = ReceiverSession::new(
             connection,
             self.config.max_connections.max(1),
             ReorderConfig::default(),
         )
-        .with_arq(self.config.url.arq.unwrap_or(true))
+        .with_arq(arq)
         .with_playout_delay(self.config.prebuffer);
         // No state for strangers (issue 13): a Request is answered with an
         // Init Cookie and nothing is kept until a sender echoes it from its
@@ -207,6 +222,10 @@ impl Receiver {
         let start = clock.now();
         let player = Player::new(self.config.prebuffer);
         let layered = self.config.url.buffer.map(LayeredReceiver::new);
+        let voice = voice_output
+            .map(|output| VoiceReceiver::new(output, WallClock::new(&clock)))
+            .transpose()
+            .map_err(RecvError::Output)?;
         RecvRun {
             receiver: self,
             clock,
@@ -233,6 +252,7 @@ impl Receiver {
             protection,
             refused_senders: BTreeSet::new(),
             layered,
+            voice,
         }
         .run(stop)
     }
@@ -279,6 +299,8 @@ struct RecvRun {
     refused_senders: BTreeSet<SocketAddr>,
     /// `cc=buffer`: paper 004's controller watches the stream.
     layered: Option<LayeredReceiver>,
+    /// `--wav`: a voice call's listener.
+    voice: Option<VoiceReceiver>,
 }
 
 /// Senders named on stderr for a failed handshake at most; later ones are
@@ -345,6 +367,7 @@ impl RecvRun {
                 self.layered
                     .as_ref()
                     .and_then(LayeredReceiver::next_timeout),
+                self.voice.as_ref().and_then(|v| v.next_timeout(now)),
                 next_stats,
                 Some(now + MAX_SLEEP),
             ]
@@ -565,6 +588,16 @@ impl RecvRun {
 
     /// Reads the merged stream and writes complete access units.
     fn deliver(&mut self, now: Instant) -> Result<(), RecvError> {
+        if let Some(voice) = self.voice.as_mut() {
+            while let Some(packet) = self.session.recv() {
+                self.report.packets_received += 1;
+                self.report.bytes_received += packet.len() as u64;
+                voice.on_packet(now, &packet);
+            }
+            voice.play(now, false).map_err(RecvError::Output)?;
+            self.report.frames_written = voice.frames_written();
+            return Ok(());
+        }
         while let Some(packet) = self.session.recv() {
             self.report.packets_received += 1;
             self.report.bytes_received += packet.len() as u64;

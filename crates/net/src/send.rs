@@ -23,6 +23,7 @@ mod fec;
 mod layered;
 mod source;
 mod summary;
+mod voice;
 
 use std::collections::VecDeque;
 use std::io;
@@ -45,11 +46,12 @@ use fairstream_proto::units::Rate;
 pub use config::{Mode, SendConfig, SendError, SendReport, SourceFrame};
 pub use layered::BufferSendReport;
 pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
+pub use voice::{VoiceSendReport, VoiceSpec, DEFAULT_TRANSMIT_BUFFER};
 
 use config::socket_error;
 
 pub(crate) use crate::clock::random_u64;
-use crate::clock::Clock;
+use crate::clock::{Clock, WallClock};
 use crate::link::{Incoming, UdpLink};
 use crate::peer::{largest_rtt, peek_signal, PeerSignal, SilenceWatch};
 use crate::protect::{Protection, Refusal, OVERHEAD};
@@ -176,6 +178,8 @@ struct Run {
     buf: Vec<u8>,
     /// `cc=buffer`: paper 004's controller plans and paces the stream.
     layered: Option<layered::LayeredSender>,
+    /// `voice:`: a voice call instead of video.
+    voice: Option<voice::VoiceSender>,
 }
 
 impl Run {
@@ -247,6 +251,7 @@ impl Run {
         let slice_max = u32::try_from(max_datagram.saturating_sub(16)).unwrap_or(u32::MAX);
         // Checked before the source opens (a pipe would start being read).
         let layered = layered::LayeredSender::for_config(config, max_datagram)?;
+        let voice = voice::VoiceSender::for_config(config, WallClock::new(&clock), seed)?;
         let source = Source::open(
             &config.source,
             config.looped,
@@ -290,6 +295,7 @@ impl Run {
             stats_failures: StatsFailures::default(),
             buf: Vec::with_capacity(2048),
             layered,
+            voice,
         })
     }
 
@@ -471,7 +477,8 @@ impl Run {
             .connection_ids()
             .filter_map(|id| endpoint.connection(id))
             .all(|c| c.send_queue_len() == 0);
-        let sent_all = self.layered.as_ref().is_none_or(|l| l.is_drained());
+        let sent_all = self.layered.as_ref().is_none_or(|l| l.is_drained())
+            && self.voice.as_ref().is_none_or(|v| v.is_ended());
         (self.source_ended
             && sent_all
             && self.pending.is_empty()
@@ -529,6 +536,9 @@ impl Run {
         if let (Some(layered), Some(_)) = (&self.layered, self.media_start) {
             return layered.next_due(now);
         }
+        if let (Some(voice), Some(_)) = (&self.voice, self.media_start) {
+            return voice.next_due(now);
+        }
         if self.media_start.is_none() || self.sender.config.mode != Mode::Live || self.source_ended
         {
             return None;
@@ -550,6 +560,10 @@ impl Run {
         }
         if self.layered.is_some() {
             return self.pull_layered(now);
+        }
+        if self.voice.is_some() {
+            self.pull_voice(now);
+            return Ok(());
         }
         let live = self.sender.config.mode == Mode::Live;
         while !self.source_ended {
@@ -609,6 +623,10 @@ impl Run {
     fn feed(&mut self, now: Instant) {
         if self.layered.is_some() {
             self.feed_layered(now);
+            return;
+        }
+        if self.voice.is_some() {
+            // pull_voice sent each frame as it came.
             return;
         }
         let depth = match self.sender.config.mode {
@@ -749,9 +767,10 @@ impl Run {
             match event {
                 SessionEvent::TargetBitrate(rate) => {
                     self.report.target_bitrate_bps = Some(rate.bits_per_sec());
-                    if self.layered.is_some() {
+                    if self.layered.is_some() || self.voice.is_some() {
                         // cc=buffer: the encoder keeps its rate; the
-                        // controller sheds enhancement frames instead.
+                        // controller sheds enhancement frames instead. A
+                        // voice codec has one rate.
                         continue;
                     }
                     // An encoder that refuses a bitrate keeps its last one.

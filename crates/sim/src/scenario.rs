@@ -96,7 +96,7 @@ use fairstream_proto::units::{Bytes, Rate};
 pub use copies::MAX_FLOW_COPIES;
 pub use error::{Location, ScenarioError};
 pub use voice::{
-    VoiceCodec, VoiceConfig, DEFAULT_JITTER_BUFFER, DEFAULT_SILENCE, DEFAULT_TALK,
+    JitterBuffer, VoiceCodec, VoiceConfig, DEFAULT_JITTER_BUFFER, DEFAULT_SILENCE, DEFAULT_TALK,
     DEFAULT_TRANSMIT_BUFFER, MAX_JITTER_BUFFER, MAX_TRANSMIT_BUFFER, VOICE_FRAME,
 };
 pub use web::{

@@ -135,6 +135,40 @@ fn talk_spurts_halve_the_frames_and_stay_deterministic() {
 }
 
 #[test]
+fn an_adaptive_buffer_plays_each_talk_spurt_at_its_own_delay() {
+    // With web traffic queueing at the link, talk spurts with an adaptive
+    // buffer (Ramjee et al.'s algorithm 1) against the fixed 60 ms one.
+    let web = r#"[[flow]]
+name = "web"
+from = "a"
+to = "b"
+transport = { cc = "web", sessions = 20 }"#;
+    let with = |buffer: &str| {
+        voice(&run(&call(
+            "tfrc-sp",
+            &format!("{{ codec = \"g711\", vad = true, jitter_buffer = {buffer} }}"),
+            "1mbit",
+            "100ms",
+            web,
+        )))
+    };
+    let fixed = with("\"60ms\"");
+    let adaptive = with("\"adaptive\"");
+    println!("fixed: {fixed:?}\nadaptive: {adaptive:?}");
+    // The same talker (same seed): the same frames, scored apart.
+    assert_eq!(
+        fixed.frames + fixed.probe_frames,
+        adaptive.frames + adaptive.probe_frames
+    );
+    assert!((fixed.jitter_buffer_s - 0.06).abs() < 1e-12);
+    // The adaptive delay follows the mean delay: Ta differs from the
+    // fixed buffer's, and it is reported as what it chose.
+    assert_ne!(adaptive.mouth_to_ear_s, fixed.mouth_to_ear_s);
+    assert!(adaptive.r.is_some() && adaptive.mouth_to_ear_s.unwrap() > 0.1);
+    assert_eq!(with("\"adaptive\""), adaptive);
+}
+
+#[test]
 fn competing_web_traffic_costs_the_call_late_and_bursty_frames() {
     let web = r#"[[flow]]
 name = "web"
@@ -306,6 +340,11 @@ fn voice_and_count_keys_are_checked() {
     );
     assert_refused(
         &with("{ codec = \"g711\", jitter_buffer = \"1h\" }"),
+        25,
+        &["voice.jitter_buffer"],
+    );
+    assert_refused(
+        &with("{ codec = \"g711\", jitter_buffer = \"adaptve\" }"),
         25,
         &["voice.jitter_buffer"],
     );

@@ -217,4 +217,8 @@ pub struct RecvReport {
     /// otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer: Option<BufferRecvReport>,
+    /// `--wav`: the voice call heard, its E-model score (`r`, `mos`) and
+    /// the WAV file written (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voice: Option<super::VoiceRecvReport>,
 }

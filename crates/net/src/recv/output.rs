@@ -30,6 +30,9 @@ pub enum OutputSpec {
     /// The frames of a relay, for its downstream sender
     /// ([`crate::relay`]).
     Relay(RelayBuffer),
+    /// A voice call: decoded to a WAV file and scored
+    /// ([`super::VoiceOutput`]).
+    Voice(super::VoiceOutput),
 }
 
 impl OutputSpec {
@@ -80,6 +83,8 @@ pub(super) enum Output {
     },
     /// Frames into a relay's buffer.
     Relay(RelayBuffer),
+    /// None: a voice call's receiver writes its WAV file itself.
+    Voice,
 }
 
 /// A writer that can be shown in `Debug` output.
@@ -113,6 +118,7 @@ impl Output {
                 })
             }
             OutputSpec::Relay(buffer) => Ok(Output::Relay(buffer.clone())),
+            OutputSpec::Voice(_) => Ok(Output::Voice),
         }
     }
 
@@ -175,6 +181,7 @@ impl Output {
                 buffer.push(frame);
                 Ok(bytes)
             }
+            Output::Voice => Ok(0),
         }
     }
 
@@ -182,7 +189,7 @@ impl Output {
     pub(super) fn flush(&mut self) -> io::Result<()> {
         match self {
             Output::AnnexB(writer) => writer.flush(),
-            Output::Rtp { .. } | Output::Relay(_) => Ok(()),
+            Output::Rtp { .. } | Output::Relay(_) | Output::Voice => Ok(()),
         }
     }
 

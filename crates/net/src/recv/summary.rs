@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::{
     BufferRecvReport, FecReceiveStats, LostByType, RecvError, RecvFailure, RecvReport, RecvRun,
+    VoiceRecvReport,
 };
 use crate::stats::{connection_figures, human_rate, ConnectionFigures};
 
@@ -29,6 +30,9 @@ struct RecvStatsLine<'a> {
     /// `cc=buffer`: what the controller saw so far.
     #[serde(skip_serializing_if = "Option::is_none")]
     buffer: Option<BufferRecvReport>,
+    /// `--wav`: the call so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    voice: Option<VoiceRecvReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -55,6 +59,31 @@ impl RecvRun {
                 b.occupancy_s, b.frames_complete, b.underruns
             )
         });
+        let voice = self.voice.as_mut().map(|v| v.report(now));
+        if let Some(voice) = &voice {
+            let line = voice_line(time_s, conns.len(), rate, voice);
+            let record = RecvStatsLine {
+                time_s,
+                role: "recv",
+                connections: conns.len(),
+                receive_rate_bps: rate,
+                packets_received: self.report.packets_received,
+                bytes_received: self.report.bytes_received,
+                frames_written: self.report.frames_written,
+                bytes_written: self.report.bytes_written,
+                frames_lost: lost,
+                buffer_s,
+                startup_delay_s: None,
+                stalls: 0,
+                fec: self.fec.stats,
+                conns: &conns,
+                buffer: None,
+                voice: voice.clone().into(),
+            };
+            let written = self.sink.report(&line, &record);
+            self.stats_failures.check("recv", written);
+            return;
+        }
         let line = format!(
             "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}{controller}",
             conns.len(),
@@ -92,6 +121,7 @@ impl RecvRun {
             fec: self.fec.stats,
             conns: &conns,
             buffer,
+            voice: None,
         };
         let written = self.sink.report(&line, &record);
         self.stats_failures.check("recv", written);
@@ -114,6 +144,11 @@ impl RecvRun {
             relay.end();
         }
         self.player.tick(now, true);
+        if let Some(voice) = self.voice.take() {
+            let voice = voice.finish(now).map_err(RecvError::Output)?;
+            self.report.frames_written = voice.frames_written;
+            self.report.voice = Some(voice);
+        }
         let session_stats = self.session.stats();
         let report = &mut self.report;
         report.peer = self.peer.map(|p| p.to_string());
@@ -139,8 +174,12 @@ impl RecvRun {
         if self.failure.is_none() && report.frames_written == 0 {
             self.failure = Some(RecvFailure::NoFrames { peer: self.peer });
         }
+        let call = report
+            .voice
+            .as_ref()
+            .map_or_else(String::new, |v| format!(", call: {}", call_figures(v)));
         let line = format!(
-            "recv done ({}): {} frames written ({} bytes), {} complete, {} damaged, {} packets",
+            "recv done ({}): {} frames written ({} bytes), {} complete, {} damaged, {} packets{call}",
             report.stopped_by,
             report.frames_written,
             report.bytes_written,
@@ -164,4 +203,41 @@ impl RecvRun {
             None => Ok(self.report),
         }
     }
+}
+
+/// A voice call's figures for a human: frames, loss, delays, R and MOS.
+fn call_figures(voice: &VoiceRecvReport) -> String {
+    let Some(score) = &voice.score else {
+        return format!(
+            "{} probe packets, the call has not started",
+            voice.probe_packets
+        );
+    };
+    let ms = |s: Option<f64>| s.map_or_else(|| "-".to_owned(), |s| format!("{:.0} ms", s * 1e3));
+    let number = |x: Option<f64>, digits: usize| {
+        x.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
+    };
+    format!(
+        "{} frames, {} lost, {} late, loss {:.2} %, burst ratio {:.2}, delay {}, playout {}, Ta {}, R {}, MOS {}",
+        score.frames,
+        score.lost,
+        score.late,
+        score.loss_percent,
+        score.burst_ratio,
+        ms(score.mean_network_delay_s),
+        ms(score.playout_delay_s),
+        ms(score.mouth_to_ear_s),
+        number(score.r, 1),
+        number(score.mos, 2),
+    )
+}
+
+/// A statistics line of a voice call.
+fn voice_line(time_s: f64, conns: usize, rate: f64, voice: &VoiceRecvReport) -> String {
+    format!(
+        "{time_s:7.1}s recv: {conns} conns, {}, voice {}: {}",
+        human_rate(rate),
+        voice.codec.as_deref().unwrap_or("?"),
+        call_figures(voice),
+    )
 }

@@ -306,4 +306,7 @@ pub struct SendReport {
     /// `cc=buffer`: what paper 004's controller did (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer: Option<BufferSendReport>,
+    /// `voice:`: what the voice sender did (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voice: Option<super::VoiceSendReport>,
 }

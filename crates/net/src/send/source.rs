@@ -53,6 +53,9 @@ pub enum SourceSpec {
     /// The frames a relay received upstream ([`crate::relay`]), with
     /// their RTP timestamps.
     Relay(RelayBuffer),
+    /// A voice call (`voice:g711`, `voice:g729`, `voice:g711:FILE.wav`):
+    /// the voice sender makes its own frames.
+    Voice(super::VoiceSpec),
 }
 
 /// The next frame, if one is ready.
@@ -87,6 +90,8 @@ pub(super) enum Source {
     Generated(Box<GeneratedSource>),
     /// Taken from a relay's buffer.
     Relay(RelayBuffer),
+    /// None: a voice call's sender makes its frames.
+    Idle,
 }
 
 /// The generator and its encoder.
@@ -136,6 +141,7 @@ impl Source {
                 ))
             }
             SourceSpec::Relay(buffer) => Ok(Source::Relay(buffer.clone())),
+            SourceSpec::Voice(_) => Ok(Source::Idle),
             SourceSpec::Stdin => Ok(reader(
                 spawn_reader(Box::new(io::stdin()), None),
                 "standard input".into(),
@@ -245,6 +251,7 @@ impl Source {
                 Popped::Empty => Next::NotYet,
                 Popped::Ended => Next::End,
             }),
+            Source::Idle => Ok(Next::End),
         }
     }
 

@@ -19,18 +19,16 @@
 //!   feedback that data brings (RFC 5348 §4.3), so a call that sent nothing
 //!   would never see its rate rise. Probes are counted apart and not
 //!   scored.
-//! - **Listener.** A fixed de-jitter buffer: frame i plays at its capture
-//!   time plus the one-way delay of the call's first frame to arrive plus
-//!   `jitter_buffer`; a frame that arrives after that is late, which the
-//!   E-model counts as lost. Delays run from the frame's capture, so the
-//!   time it waited in the sender's queue counts.
-//! - **Score.** Ppl is the share of the call's frames not played (lost on
-//!   the way, dropped at the sender, or late), BurstR that of their
-//!   pattern ([`LossPattern`]), and the mouth-to-ear delay Ta is the
-//!   codec's delay (20 ms of speech plus its look-ahead) plus the playout
-//!   delay; R and MOS come from [`EModelInput`] with the codec's Ie and
-//!   Bpl and T = Ta, Tr = 2·Ta. Frames whose playout time is after the end
-//!   of the run are left out.
+//! - **Listener and score**: [`VoiceListener`], the one the real receiver
+//!   (`fairstream recv --wav`) scores with. A fixed de-jitter buffer
+//!   (frame i plays at its capture time plus the one-way delay of the
+//!   call's first frame to arrive plus `jitter_buffer`) or an adaptive one
+//!   (Ramjee et al. 1994, algorithm 1, per talk spurt); a frame that
+//!   arrives after its playout time is late, which the E-model counts as
+//!   lost. Delays run from the frame's capture, so the time it waited in
+//!   the sender's queue counts. Ppl, BurstR, Ta = codec delay + playout
+//!   delay, R and MOS as [`fairstream_media::voice::listener`] says.
+//!   Frames whose playout time is after the end of the run are left out.
 //!
 //! A frame carries its sequence number (4 bytes) and capture time (8 bytes,
 //! nanoseconds) at the start of its payload, the simulator's stand-in for
@@ -39,7 +37,8 @@
 
 use std::time::Duration;
 
-use fairstream_media::emodel::{EModelInput, LossPattern};
+use fairstream_media::voice::listener::{ListenerConfig, VoiceListener, MAX_CALL_FRAMES};
+use fairstream_media::voice::playout::JitterBuffer;
 use fairstream_proto::conn::Connection;
 use fairstream_proto::time::Instant;
 
@@ -50,19 +49,6 @@ use crate::source::{Source, SourceConfig};
 
 /// Bytes of the sequence number and capture time at a frame's start.
 const HEADER_BYTES: usize = 12;
-/// The most frames of a call the listener keeps (a day at 50 frames/s).
-const MAX_CALL_FRAMES: usize = 50 * 86_400;
-
-/// What became of one frame of the call.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Fate {
-    /// Sent, not (yet) arrived.
-    Pending,
-    /// Dropped at the sender: the transmit buffer was full.
-    Dropped,
-    /// Arrived, this long after its capture.
-    Arrived(Duration),
-}
 
 /// Both ends of a voice call.
 #[derive(Debug)]
@@ -79,12 +65,13 @@ pub(super) struct VoiceApp {
     /// the sender.
     probes: u64,
     probe_drops: u64,
-    /// Each call frame's capture time and fate, by sequence number from
-    /// the call's first.
-    captured: Vec<Instant>,
-    fates: Vec<Fate>,
-    /// The one-way delay of the call's first frame to arrive.
-    first_delay: Option<Duration>,
+    /// The call's frames, their fates and their playout.
+    listener: VoiceListener,
+}
+
+/// `at` on the listener's time axis: since the simulation's start.
+fn since_zero(at: Instant) -> Duration {
+    at.saturating_duration_since(Instant::ZERO)
 }
 
 impl VoiceApp {
@@ -103,6 +90,12 @@ impl VoiceApp {
         } else {
             SourceConfig::Cbr { rate, packet_size }
         };
+        let listener = VoiceListener::new(ListenerConfig {
+            codec,
+            plc: config.plc,
+            jitter_buffer: config.jitter_buffer,
+            max_frames: MAX_CALL_FRAMES,
+        });
         VoiceApp {
             config,
             source: Source::new(source, start, rng),
@@ -112,9 +105,7 @@ impl VoiceApp {
             call_start: None,
             probes: 0,
             probe_drops: 0,
-            captured: Vec::new(),
-            fates: Vec::new(),
-            first_delay: None,
+            listener,
         }
     }
 
@@ -138,11 +129,11 @@ impl VoiceApp {
                     self.call_start = Some((now, seq));
                 }
             }
-            let in_call = self.call_start.is_some() && self.captured.len() < MAX_CALL_FRAMES;
-            if in_call {
-                self.captured.push(now);
-                self.fates.push(Fate::Pending);
-            } else {
+            let in_call = match self.call_start {
+                Some(_) => self.listener.push_frame(since_zero(now)),
+                None => None,
+            };
+            if in_call.is_none() {
                 self.probes += 1;
             }
             let full = conn.send_queue_len() >= self.config.transmit_buffer as usize;
@@ -151,9 +142,9 @@ impl VoiceApp {
                 conn.send(now, &self.payload).is_ok()
             };
             if !sent {
-                match self.fates.last_mut() {
-                    Some(fate) if in_call => *fate = Fate::Dropped,
-                    _ => self.probe_drops += 1,
+                match in_call {
+                    Some(index) => self.listener.drop_frame(index),
+                    None => self.probe_drops += 1,
                 }
             }
         }
@@ -168,94 +159,57 @@ impl VoiceApp {
 
     /// A frame reached the listener's application at `now`.
     pub(super) fn on_received(&mut self, now: Instant, data: &[u8]) {
-        let (Some(seq), Some(captured)) = (
-            data.get(..4).and_then(|b| b.try_into().ok()),
-            data.get(4..HEADER_BYTES).and_then(|b| b.try_into().ok()),
-        ) else {
+        let Some(seq) = data.get(..4).and_then(|b| b.try_into().ok()) else {
             return;
         };
-        let (seq, captured) = (u32::from_be_bytes(seq), u64::from_be_bytes(captured));
+        if data.len() < HEADER_BYTES {
+            return;
+        }
+        let seq = u32::from_be_bytes(seq);
         let Some((_, first)) = self.call_start else {
             return;
         };
         let Some(index) = seq.checked_sub(first) else {
             return;
         };
-        let delay = now.saturating_duration_since(Instant::from_nanos(captured));
-        if let Some(fate) = self.fates.get_mut(index as usize) {
-            if *fate == Fate::Pending {
-                *fate = Fate::Arrived(delay);
-                self.first_delay.get_or_insert(delay);
-            }
-        }
+        // The listener knows each frame's capture time (the header's, which
+        // the sender wrote from the same clock).
+        self.listener.arrive(index as usize, since_zero(now));
     }
 
     /// The call as it stands at `end`.
     pub(super) fn outcome(&self, end: Instant) -> VoiceOutcome {
         let codec = self.config.codec;
-        let playout = self.first_delay.map(|d| d + self.config.jitter_buffer);
-        let mut pattern = LossPattern::new();
-        let (mut late, mut lost, mut dropped, mut received) = (0, 0, 0, 0);
-        let mut delay_sum_s = 0.0;
-        for (captured, fate) in self.captured.iter().zip(&self.fates) {
-            // Not yet due at the end (or nothing ever arrived: all count).
-            if playout.is_some_and(|p| *captured + p > end) {
-                continue;
-            }
-            let played = match fate {
-                Fate::Arrived(delay) => {
-                    received += 1;
-                    delay_sum_s += delay.as_secs_f64();
-                    let on_time = playout.is_some_and(|p| *delay <= p);
-                    if !on_time {
-                        late += 1;
-                    }
-                    on_time
-                }
-                Fate::Dropped => {
-                    dropped += 1;
-                    lost += 1;
-                    false
-                }
-                Fate::Pending => {
-                    lost += 1;
-                    false
-                }
-            };
-            pattern.push(!played);
-        }
-        let mouth_to_ear = playout.map(|p| codec.delay() + p);
-        let rating = mouth_to_ear.and_then(|ta| {
-            EModelInput {
-                ppl_percent: pattern.loss_percent(),
-                burst_ratio: pattern.burst_ratio(),
-                ..EModelInput::default()
-                    .with_codec(codec.emodel(self.config.plc))
-                    .with_mouth_to_ear_delay(ta.as_secs_f64() * 1e3)
-            }
-            .evaluate()
-            .ok()
-        });
+        let score = self.listener.score(since_zero(end));
+        let jitter_buffer_s = match self.config.jitter_buffer {
+            JitterBuffer::Fixed(buffer) => buffer.as_secs_f64(),
+            // Adaptive: the mean playout delay less the mean network delay,
+            // the buffering the algorithm chose on average.
+            JitterBuffer::Adaptive => score
+                .playout_delay_s
+                .zip(score.mean_network_delay_s)
+                .map_or(0.0, |(p, d)| p - d),
+        };
         VoiceOutcome {
             codec: codec.emodel(self.config.plc).name().to_owned(),
             vad: self.config.vad,
             call_start_s: self.call_start.map(|(t, _)| t.as_secs_f64()),
             probe_frames: self.probes,
             probe_drops: self.probe_drops,
-            frames: pattern.packets(),
-            received,
-            played: pattern.packets() - pattern.lost(),
-            late,
-            lost,
-            sender_drops: dropped,
-            loss_percent: pattern.loss_percent(),
-            burst_ratio: pattern.burst_ratio(),
-            mean_network_delay_s: (received > 0).then(|| delay_sum_s / received as f64),
-            jitter_buffer_s: self.config.jitter_buffer.as_secs_f64(),
+            frames: score.frames,
+            received: score.received,
+            played: score.played,
+            late: score.late,
+            lost: score.lost,
+            sender_drops: score.sender_drops,
+            loss_percent: score.loss_percent,
+            burst_ratio: score.burst_ratio,
+            mean_network_delay_s: score.mean_network_delay_s,
+            jitter_buffer_s,
             codec_delay_s: codec.delay().as_secs_f64(),
-            mouth_to_ear_s: mouth_to_ear.map(|d| d.as_secs_f64()),
-            r: rating.map(|r| r.r),
-            mos: rating.map(|r| r.mos),
+            mouth_to_ear_s: score.mouth_to_ear_s,
+            r: score.r,
+            mos: score.mos,
         }
     }
 }
@@ -273,7 +227,7 @@ mod tests {
             vad: false,
             talk: DEFAULT_TALK,
             silence: DEFAULT_SILENCE,
-            jitter_buffer: DEFAULT_JITTER_BUFFER,
+            jitter_buffer: JitterBuffer::Fixed(DEFAULT_JITTER_BUFFER),
             transmit_buffer: 5,
             wait_for_rate: false,
             plc: false,
@@ -290,8 +244,7 @@ mod tests {
         let mut arrivals = Vec::new();
         for seq in 0..frames {
             let captured = Instant::ZERO + VOICE_FRAME * seq;
-            app.captured.push(captured);
-            app.fates.push(Fate::Pending);
+            app.listener.push_frame(since_zero(captured));
             if let Some(delay) = fate(seq) {
                 let mut data = vec![0; codec.payload_bytes() as usize];
                 data[..4].copy_from_slice(&seq.to_be_bytes());

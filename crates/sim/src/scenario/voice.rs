@@ -1,18 +1,19 @@
 //! `voice = { codec = … }`: a voice call carried by a DCCP flow (paper 002
 //! §IV.B), its codec, voice activity detection, the rule that starts the
-//! call and the receiver's de-jitter buffer.
+//! call and the receiver's de-jitter buffer (fixed, or adaptive per talk
+//! spurt). The codec and the listener are `fairstream_media::voice`'s, the
+//! same the real receiver (`fairstream recv --wav`) scores with.
 
 use std::time::Duration;
 
-use fairstream_media::emodel::Codec;
-use fairstream_proto::units::{Bytes, Rate};
+use fairstream_proto::units::Bytes;
+
+pub use fairstream_media::voice::playout::JitterBuffer;
+pub use fairstream_media::voice::{VoiceCodec, VOICE_FRAME};
 
 use super::error::ScenarioError;
 use super::fields::Fields;
 
-/// The voice frame (packet) interval: 20 ms, paper 002 §IV.C's "G.711
-/// codec, 50 packets per second".
-pub const VOICE_FRAME: Duration = Duration::from_millis(20);
 /// The mean talk spurt with `vad = true` when `talk` is absent: paper 002
 /// §IV.B, "exponential distributions of 1.0s and 1.5s".
 pub const DEFAULT_TALK: Duration = Duration::from_millis(1000);
@@ -32,61 +33,6 @@ pub const MAX_TRANSMIT_BUFFER: u32 = 10_000;
 /// The longest de-jitter buffer a scenario may ask for.
 pub const MAX_JITTER_BUFFER: Duration = Duration::from_secs(10);
 
-/// A voice codec as the simulator sends it: one frame every
-/// [`VOICE_FRAME`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VoiceCodec {
-    /// G.711 PCM, 64 kbit/s: 160-byte payloads every 20 ms.
-    G711,
-    /// G.729 CS-ACELP, 8 kbit/s: two 10-byte frames, a 20-byte payload
-    /// every 20 ms.
-    G729,
-}
-
-impl VoiceCodec {
-    /// The codec's name in scenario files.
-    pub fn name(self) -> &'static str {
-        match self {
-            VoiceCodec::G711 => "g711",
-            VoiceCodec::G729 => "g729",
-        }
-    }
-
-    /// Payload bytes of one 20 ms packet: the codec's bit rate times 20 ms
-    /// (ITU-T G.711: 64 kbit/s; G.729: 8 kbit/s).
-    pub fn payload_bytes(self) -> u32 {
-        match self {
-            VoiceCodec::G711 => 160,
-            VoiceCodec::G729 => 20,
-        }
-    }
-
-    /// The codec's bit rate while talking.
-    pub fn rate(self) -> Rate {
-        Rate::from_bytes_per_sec(f64::from(self.payload_bytes()) / VOICE_FRAME.as_secs_f64())
-    }
-
-    /// The codec's own delay, counted in the mouth-to-ear delay: the
-    /// packet's 20 ms of speech, which must be captured before it can be
-    /// sent, plus the encoder's look-ahead (G.729 §2: 5 ms; G.711 none).
-    pub fn delay(self) -> Duration {
-        VOICE_FRAME
-            + match self {
-                VoiceCodec::G711 => Duration::ZERO,
-                VoiceCodec::G729 => Duration::from_millis(5),
-            }
-    }
-
-    /// The E-model codec whose Ie and Bpl (G.113 Appendix I) score it.
-    pub fn emodel(self, plc: bool) -> Codec {
-        match (self, plc) {
-            (VoiceCodec::G711, false) => Codec::G711,
-            (VoiceCodec::G711, true) => Codec::G711Plc,
-            (VoiceCodec::G729, _) => Codec::G729,
-        }
-    }
-}
-
 /// A voice flow's call (`voice = { … }`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VoiceConfig {
@@ -99,9 +45,11 @@ pub struct VoiceConfig {
     pub talk: Duration,
     /// `silence`: the mean silence (default [`DEFAULT_SILENCE`]).
     pub silence: Duration,
-    /// `jitter_buffer`: the receiver's fixed playout delay after the first
-    /// frame's arrival (default [`DEFAULT_JITTER_BUFFER`]).
-    pub jitter_buffer: Duration,
+    /// `jitter_buffer`: the receiver's de-jitter buffer: a duration, the
+    /// fixed playout delay after the first frame's arrival (default
+    /// [`DEFAULT_JITTER_BUFFER`]), or `"adaptive"`, Ramjee et al.'s
+    /// algorithm 1 per talk spurt ([`JitterBuffer::Adaptive`]).
+    pub jitter_buffer: JitterBuffer,
     /// `transmit_buffer`: frames the sender's queue holds; a frame that
     /// finds it full is dropped (default [`DEFAULT_TRANSMIT_BUFFER`]).
     pub transmit_buffer: u32,
@@ -149,15 +97,22 @@ pub(super) fn voice_from_raw(mut fields: Fields<'_>) -> Result<VoiceConfig, Scen
     };
     let talk = period(&mut fields, "talk", DEFAULT_TALK)?;
     let silence = period(&mut fields, "silence", DEFAULT_SILENCE)?;
-    let jitter_buffer = fields
-        .optional_duration("jitter_buffer")?
-        .unwrap_or(DEFAULT_JITTER_BUFFER);
-    if jitter_buffer > MAX_JITTER_BUFFER {
-        return Err(fields.error(
-            "jitter_buffer",
-            format!("{jitter_buffer:?} is longer than {MAX_JITTER_BUFFER:?}"),
-        ));
-    }
+    let jitter_buffer = match fields.string("jitter_buffer") {
+        Ok(Some("adaptive")) => JitterBuffer::Adaptive,
+        // A duration (or a value whose error the duration's parser names).
+        _ => {
+            let fixed = fields
+                .optional_duration("jitter_buffer")?
+                .unwrap_or(DEFAULT_JITTER_BUFFER);
+            if fixed > MAX_JITTER_BUFFER {
+                return Err(fields.error(
+                    "jitter_buffer",
+                    format!("{fixed:?} is longer than {MAX_JITTER_BUFFER:?}"),
+                ));
+            }
+            JitterBuffer::Fixed(fixed)
+        }
+    };
     let transmit_buffer = match fields.number("transmit_buffer")? {
         None => DEFAULT_TRANSMIT_BUFFER,
         Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= f64::from(MAX_TRANSMIT_BUFFER) => n as u32,
