@@ -228,11 +228,17 @@ fn paper_002_quick_redraws_figs_1_to_3_and_checks_the_claims() {
     }
     assert!(fig1.contains("2 seeds"), "{fig1}");
     assert!(fig1.contains('±'), "{fig1}");
-    // Figs. 2 and 3: four calls × six delays, four links × five web loads,
-    // each row saying how many of its two calls started.
+    // Figs. 2 and 3: four calls × six delays, six links (two with the
+    // adaptive buffer) × five web loads, each row saying how many of its two
+    // calls started.
     assert_eq!(md.matches("| G.711 with VAD |").count(), 6, "{md}");
     assert_eq!(md.matches("| TS 600 ms, CBQ |").count(), 5, "{md}");
-    assert_eq!(md.matches(" of 2 |").count(), 4 * 6 + 4 * 5, "{md}");
+    assert_eq!(md.matches(" of 2 |").count(), 4 * 6 + 6 * 5, "{md}");
+    assert_eq!(
+        md.matches("| TS 600 ms, CBQ, adaptive buffer |").count(),
+        5,
+        "{md}"
+    );
     // Every claim with a verdict: four for Fig. 1, four for Fig. 2, four
     // for Fig. 3.
     assert_eq!(
