@@ -80,6 +80,7 @@ mod player;
 mod queue;
 mod raw;
 mod routing;
+mod tdd;
 mod validate;
 mod voice;
 mod web;
@@ -219,6 +220,17 @@ pub enum Capacity {
         reverse: Rate,
         /// The pool whose capacity the terminal shares (`pool`, `pool_rate`).
         pool: Option<BodPoolSpec>,
+    },
+    /// A WiMAX TDD air interface (`tdd = { … }`): `between[0]` is a
+    /// subscriber station, `between[1]` its base station; the forward
+    /// direction sends in the uplink subframe and the reverse in the
+    /// downlink, at the link's `rate` (the PHY rate) in the bursts the
+    /// cell grants ([`crate::link::TddConfig`]).
+    Tdd {
+        /// The cell's frame.
+        config: crate::link::TddConfig,
+        /// The cell the station shares (`cell`); `None`: a cell of its own.
+        cell: Option<String>,
     },
     /// Mahimahi capacity traces (`loss = { kind = "trace", up, down }`), one
     /// per direction; the link then has no `rate` key. Paths are resolved
@@ -445,6 +457,19 @@ pub enum MediaSourceConfig {
         total_rate: Rate,
         /// `gop`: frames from one I frame to the next (default 15).
         gop: u32,
+    },
+    /// `source = "ibbp"`: a synthetic H.264-like trace with B-frames,
+    /// `IBBP…` GOPs in decoding order (`fairstream_media::bframes`; paper
+    /// 000's GOP of 15 with two B-frames per anchor by default), the same
+    /// sizes in every run.
+    Ibbp {
+        /// `gop`: frames from one I frame to the next (default 15).
+        gop: u32,
+        /// `b_frames`: B-frames between two anchors (default 2).
+        b_frames: u32,
+        /// `rate`: the mean rate (default 437 kbit/s, what paper 000's
+        /// Table 3 implies for its clip).
+        mean_rate: Rate,
     },
     /// `source = "video.lt"`: a layered trace (`docs/scenarios.md`).
     LayeredTrace(PathBuf),
