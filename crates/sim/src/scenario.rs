@@ -62,7 +62,11 @@
 //! A DCCP flow may carry video: `media = { source = "generated" | "clip.264"
 //! | "trace.st", fps, frames, gop, bitrate, slice_max, width, height, mode,
 //! startup_delay, fec = { n, k } }` ([`MediaConfig`]). A link may change its
-//! delay once: `delay_change = { at = "60s", delay = "75ms" }`.
+//! delay once: `delay_change = { at = "60s", delay = "75ms" }`. A link may be
+//! a WiMAX TDD air interface from a station to its base station (`tdd = {
+//! cell, frame, dl_ul, dl_overhead, ul_overhead, grant_lag }`, its `rate` the
+//! PHY rate; [`Capacity::Tdd`]), and a media flow may carry a synthetic video
+//! with B-frames (`source = "ibbp"`).
 //!
 //! Knobs with defaults (each a documented constant, used only when the key is
 //! absent): [`DEFAULT_SEED`], [`DEFAULT_OVERHEAD`], [`DEFAULT_QUEUE_PACKETS`],

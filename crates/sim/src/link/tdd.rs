@@ -46,6 +46,8 @@
 //! byte count), contention-based requests, ARQ/HARQ, adaptive modulation,
 //! handover.
 
+mod burst;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
