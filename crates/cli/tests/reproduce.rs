@@ -263,12 +263,60 @@ fn paper_002_quick_redraws_figs_1_to_3_and_checks_the_claims() {
 }
 
 #[test]
-fn papers_not_yet_reproducible_are_refused_with_the_reason() {
-    for (paper, reason) in [
-        ("000", "issue 17"),
-        ("12", "no paper 012"),
-        ("one", "not a paper number"),
+fn paper_000_quick_sets_tables_3_to_6_and_figs_2_3_beside_the_paper() {
+    let out = scratch("000");
+    let dir = out.to_str().unwrap();
+    succeed(&["reproduce", "000", "--quick", "--out", dir, "--quiet"]);
+    let md = read(&out, "index.md");
+    // The paper's numbers quoted beside ours, with intervals.
+    for row in [
+        "| 1-conn | 71.4 |",
+        "| 4-conn | 15.6 |",
+        "| 4-conn | 28.12 (3.11) |",
     ] {
+        assert!(md.contains(row), "{row} missing from:\n{md}");
+    }
+    for heading in [
+        "## Table 3",
+        "## Table 4",
+        "## Table 5",
+        "## Table 6",
+        "## Fig. 2",
+        "## Fig. 3",
+    ] {
+        assert!(md.contains(heading), "{heading} missing from:\n{md}");
+    }
+    assert!(md.contains('±') && md.contains("2 seeds"), "{md}");
+    // Table 3: 1 and 4 connections, four frame/downlink cases each.
+    let table3 = md
+        .split("## Table 3")
+        .nth(1)
+        .and_then(|s| s.split("## Table 4").next())
+        .unwrap();
+    assert_eq!(table3.matches("-conn |").count(), 2, "{table3}");
+    // Both claims of Table 3 with a verdict.
+    let claims: String = table3.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        claims.matches("hold").count(),
+        4,
+        "two claims, each judged twice:\n{table3}"
+    );
+    // Fig. 2 for both split policies; Fig. 3 by frame type.
+    assert!(md.contains("| GOP interleave (the paper's) | 20 |"), "{md}");
+    assert!(md.contains("| earliest connection (ours) | 20 |"), "{md}");
+    assert!(md.contains("| 20ms | 4-conn |"), "{md}");
+    assert!(!md.contains("NaN"), "{md}");
+    assert_self_contained(&read(&out, "index.html"), 3);
+    for png in ["table3.png", "fig2.png", "fig3.png"] {
+        let bytes = std::fs::read(out.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn papers_not_yet_reproducible_are_refused_with_the_reason() {
+    for (paper, reason) in [("12", "no paper 012"), ("one", "not a paper number")] {
         let out = fairstream(&["reproduce", paper, "--out", "/nonexistent/never"]);
         assert!(!out.status.success(), "{paper}");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -20,6 +20,8 @@
 //!   and packet loss with its burstiness, MOS from R, G.113's codecs.
 //! - [`fec`]: packet-level Reed-Solomon RS(n, k) erasure coding.
 //! - [`evalvid`]: EvalVid's sender trace and packet dump files.
+//! - [`bframes`]: synthetic `IBBP…` traces in decoding order (paper 000's
+//!   GOP) and the frames a loss damages through B- and P-frame references.
 //! - [`layered`]: scalable video (paper 004): frames of a base and an FGS or
 //!   discrete-layer enhancement, truncated to a share η; layered trace
 //!   files; synthetic FGS traces and EvalVid traces split into layers.
@@ -37,6 +39,7 @@
 //!   the listener that scores a call (fixed or adaptive de-jitter buffer,
 //!   E-model), G.711 µ-law, packet-loss concealment and WAV files.
 
+pub mod bframes;
 pub mod emodel;
 pub mod evalvid;
 pub mod fec;

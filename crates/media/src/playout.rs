@@ -246,6 +246,11 @@ pub struct PlayoutReport {
     pub frames_displayed: u64,
     /// Frames with a packet lost or late, by type.
     pub frames_lost: ByType,
+    /// Frames lost or referring to a lost frame, by type: a lost I or P
+    /// frame damages the frames that refer to it up to the next I, a lost
+    /// B frame only itself ([`crate::bframes::damaged_frames`]; frames in
+    /// decoding order).
+    pub frames_damaged: ByType,
     /// Packets lost or late, by the type of their frame.
     pub packets_lost: ByType,
     /// Of those, packets that arrived, but after their frame was due
@@ -261,6 +266,9 @@ pub struct PlayoutReport {
     pub rebuffer_time_s: f64,
     /// Mean delay from sending to arrival of the packets that arrived.
     pub end_to_end_delay_mean_s: Option<f64>,
+    /// When the last packet to arrive arrived, seconds (paper 000's
+    /// sending period, for a stream sent from time zero).
+    pub last_arrival_s: Option<f64>,
     /// Per GOP first and last arrivals.
     pub gops: Vec<GopArrival>,
     /// The pauses, in order (not in JSON summaries).
@@ -343,6 +351,7 @@ pub fn play_out(
         frames_total: frames.len() as u64,
         frames_displayed: 0,
         frames_lost: ByType::default(),
+        frames_damaged: ByType::default(),
         packets_lost: ByType::default(),
         packets_late: 0,
         stalls: 0,
@@ -350,12 +359,14 @@ pub fn play_out(
         rebuffers: 0,
         rebuffer_time_s: 0.0,
         end_to_end_delay_mean_s: None,
+        last_arrival_s: complete.iter().flatten().copied().reduce(f64::max),
         gops: Vec::new(),
         pauses: Vec::new(),
         buffer: Vec::new(),
         frames: Vec::with_capacity(frames.len()),
     };
     let (mut delay_sum, mut delay_count) = (0.0, 0u64);
+    let mut lost = vec![false; frames.len()];
     let mut in_stall = false;
     // Rebuffer model: how far the pauses so far moved the deadlines.
     let mut shift = 0.0;
@@ -400,6 +411,7 @@ pub fn play_out(
         report.packets_lost.add(frame.frame_type, missing);
         if missing > 0 || frame.packets.is_empty() {
             report.frames_lost.add(frame.frame_type, 1);
+            lost[i] = true;
         }
         let displayed = !on_time.is_empty();
         if displayed {
@@ -434,6 +446,13 @@ pub fn play_out(
         });
     }
     report.end_to_end_delay_mean_s = (delay_count > 0).then(|| delay_sum / delay_count as f64);
+    let types: Vec<FrameType> = frames.iter().map(|f| f.frame_type).collect();
+    for (frame_type, damaged) in types
+        .iter()
+        .zip(crate::bframes::damaged_frames(&types, &lost))
+    {
+        report.frames_damaged.add(*frame_type, u64::from(damaged));
+    }
     if first_arrival.is_some() {
         report.buffer = buffer::sample(&report.frames, &report.pauses, period, start);
     }

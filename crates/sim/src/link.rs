@@ -30,11 +30,17 @@ use crate::rng::SimRng;
 use crate::trace::{Trace, OPPORTUNITY_BYTES};
 
 mod bod;
+mod tdd;
 
 pub use bod::{
     lock_pool, BodConfig, BodGeometry, BodPool, BodPoolStats, BodRequests, BodStats, SharedBodPool,
     BOD_DEFAULT_MAX_RATE_BPS, BOD_DEFAULT_SLOT_BYTES, BOD_DEFAULT_SUPERFRAME,
     MAX_GRANT_LAG_SUPERFRAMES,
+};
+pub use tdd::{
+    lock_cell, SharedTddCell, Subframe, TddCell, TddConfig, TddStats, MAX_TDD_GRANT_LAG,
+    OFDMA_SYMBOL, TDD_DEFAULT_DL_OVERHEAD, TDD_DEFAULT_FRAME, TDD_DEFAULT_RATE_BPS,
+    TDD_DEFAULT_UL_OVERHEAD,
 };
 
 /// How fast the link serialises packets.
@@ -80,6 +86,9 @@ pub enum LinkError {
     /// The bandwidth-on-demand description is invalid.
     #[error("bandwidth on demand: {0}")]
     Bod(&'static str),
+    /// The TDD cell description is invalid.
+    #[error("TDD: {0}")]
+    Tdd(&'static str),
 }
 
 /// A packet that crossed the link, and when it reaches the far end.
@@ -192,6 +201,9 @@ pub struct LinkDirection<P> {
     /// Bandwidth on demand: the capacity is granted timeslots instead
     /// ([`with_bandwidth_on_demand`](Self::with_bandwidth_on_demand)).
     bod: Option<bod::Bod>,
+    /// A WiMAX TDD station's direction: the capacity is the bursts its
+    /// cell grants ([`with_tdd`](Self::with_tdd)).
+    tdd: Option<tdd::TddStation>,
 }
 
 impl<P: SimPacket> LinkDirection<P> {
@@ -227,6 +239,7 @@ impl<P: SimPacket> LinkDirection<P> {
             clock: now,
             stats: LinkStats::default(),
             bod: None,
+            tdd: None,
         })
     }
 
@@ -261,6 +274,38 @@ impl<P: SimPacket> LinkDirection<P> {
         let mut link = LinkDirection::new(config, rng, now)?;
         link.bod = Some(bod::Bod::new(bod, Some(pool), now).map_err(LinkError::Bod)?);
         Ok(link)
+    }
+
+    /// A station of the WiMAX TDD cell `cell` sending in `subframe` (the
+    /// UL for a station's forward direction, the DL for the BS's way back
+    /// to it), made at `now`, the cell's time origin; [`TddConfig`]
+    /// documents the model. `config` gives the queue (paper 000: the
+    /// station's rtPS and nrtPS queues, a round-robin `Priority` queue), the
+    /// delay, the overhead and the channel loss; its capacity is what
+    /// utilisation is measured against (give the subframe's
+    /// [`TddConfig::mean_rate`]).
+    pub fn with_tdd(
+        config: LinkConfig,
+        cell: SharedTddCell,
+        subframe: Subframe,
+        rng: SimRng,
+        now: Instant,
+    ) -> Result<Self, LinkError> {
+        let mut link = LinkDirection::new(config, rng, now)?;
+        link.tdd = Some(tdd::TddStation::new(cell, subframe, now));
+        Ok(link)
+    }
+
+    /// A TDD station's grants and their use (`None` for other links).
+    pub fn tdd_stats(&self) -> Option<TddStats> {
+        self.tdd.as_ref().map(|station| station.stats)
+    }
+
+    /// A TDD station's cell and subframe (`None` for other links).
+    pub fn tdd_cell(&self) -> Option<(&SharedTddCell, Subframe)> {
+        self.tdd
+            .as_ref()
+            .map(|station| (station.cell(), station.subframe))
     }
 
     /// A bandwidth-on-demand link's grants and their use (`None` for other
@@ -300,7 +345,7 @@ impl<P: SimPacket> LinkDirection<P> {
             self.stats.queue_drops += 1;
             return EnqueueOutcome::Dropped(drop);
         }
-        if self.bod.is_some() {
+        if self.bod.is_some() || self.tdd.is_some() {
             return EnqueueOutcome::Queued;
         }
         if matches!(self.capacity, Capacity::Fixed(_)) && self.in_service.is_none() {
@@ -318,6 +363,28 @@ impl<P: SimPacket> LinkDirection<P> {
     /// the latest time the link was given. Never earlier than that time;
     /// `None` when idle.
     pub fn next_event(&self) -> Option<Instant> {
+        if let Some(station) = &self.tdd {
+            let waiting = self.in_service.is_some() || !self.queue.is_empty();
+            let transmitter = if waiting && station.left() > 0 {
+                // The end of what the burst sends of the packet in service,
+                // or the burst's next byte for the queue's head.
+                Some(match &self.in_service {
+                    Some(service) => {
+                        station.time_at(station.used + station.left().min(service.remaining_bytes))
+                    }
+                    None => station.time_at(station.used),
+                })
+            } else if waiting || !station.is_quiet() {
+                Some(station.next_boundary())
+            } else {
+                None
+            };
+            return if self.pending.is_empty() {
+                transmitter.map(|at| at.max(self.clock))
+            } else {
+                Some(self.clock)
+            };
+        }
         if let Some(bod) = &self.bod {
             let transmitter = match &self.in_service {
                 // The slot its last byte goes in, or the next superframe.
@@ -464,6 +531,10 @@ impl<P: SimPacket> LinkDirection<P> {
     /// Does all the work due at or before `now`.
     fn advance(&mut self, now: Instant) {
         self.clock = self.clock.max(now);
+        if self.tdd.is_some() {
+            self.advance_tdd(now);
+            return;
+        }
         if self.bod.is_some() {
             self.advance_bod(now);
             return;

@@ -23,6 +23,7 @@ use thiserror::Error;
 
 use crate::link::{
     BodConfig, BodPool, Capacity, LinkConfig, LinkDirection, LinkError, SharedBodPool,
+    SharedTddCell, Subframe, TddCell,
 };
 use crate::queue::{self, Limit, SimPacket, TrafficClass};
 use crate::rng::SimRng;
@@ -213,14 +214,38 @@ impl Network {
         let seed = scenario.run().seed;
         let mut links = Vec::with_capacity(scenario.links().len());
         let mut pools: BTreeMap<String, SharedBodPool> = BTreeMap::new();
+        let mut cells: BTreeMap<String, SharedTddCell> = BTreeMap::new();
         for (index, link) in scenario.links().iter().enumerate() {
             let ends = link
                 .between
                 .map(|id| nodes.get(id.0).map(|n| n.name.clone()).unwrap_or_default());
             let name = format!("{}-{}", ends[0], ends[1]);
+            let tdd = match &link.capacity {
+                scenario::Capacity::Tdd { config, cell } => {
+                    // A station without `cell` is a cell of its own.
+                    let cell_name = cell.clone().unwrap_or_else(|| format!("link:{index}"));
+                    let cell = match cells.get(&cell_name) {
+                        Some(cell) => Arc::clone(cell),
+                        None => {
+                            let cell = TddCell::new(&cell_name, *config).map_err(|reason| {
+                                NetworkError::Link {
+                                    link: name.clone(),
+                                    source: LinkError::Tdd(reason),
+                                }
+                            })?;
+                            let cell = Arc::new(Mutex::new(cell));
+                            cells.insert(cell_name, Arc::clone(&cell));
+                            cell
+                        }
+                    };
+                    Some(cell)
+                }
+                _ => None,
+            };
             let make = |capacity: Capacity,
                         tag: &str,
-                        bod: Option<(BodConfig, Option<SharedBodPool>)>|
+                        bod: Option<(BodConfig, Option<SharedBodPool>)>,
+                        tdd: Option<(SharedTddCell, Subframe)>|
              -> Result<LinkDirection<Packet>, NetworkError> {
                 let queue = queue_config(&link.queue, &capacity, link.overhead.get(), &name)?;
                 let config = LinkConfig {
@@ -232,18 +257,23 @@ impl Network {
                     loss: link.loss,
                 };
                 let rng = SimRng::for_element(seed, &format!("link:{index}:{tag}"));
-                let direction = match bod {
-                    Some((bod, None)) => {
+                let direction = match (bod, tdd) {
+                    (_, Some((cell, subframe))) => {
+                        LinkDirection::with_tdd(config, cell, subframe, rng, Instant::ZERO)
+                    }
+                    (Some((bod, None)), None) => {
                         LinkDirection::with_bandwidth_on_demand(config, bod, rng, Instant::ZERO)
                     }
-                    Some((bod, Some(pool))) => LinkDirection::with_pooled_bandwidth_on_demand(
-                        config,
-                        bod,
-                        pool,
-                        rng,
-                        Instant::ZERO,
-                    ),
-                    None => LinkDirection::new(config, rng, Instant::ZERO),
+                    (Some((bod, Some(pool))), None) => {
+                        LinkDirection::with_pooled_bandwidth_on_demand(
+                            config,
+                            bod,
+                            pool,
+                            rng,
+                            Instant::ZERO,
+                        )
+                    }
+                    (None, None) => LinkDirection::new(config, rng, Instant::ZERO),
                 };
                 let mut direction = direction.map_err(|source| NetworkError::Link {
                     link: name.clone(),
@@ -258,6 +288,10 @@ impl Network {
                 scenario::Capacity::BandwidthOnDemand {
                     forward, reverse, ..
                 } => (Capacity::Fixed(forward.max_rate), Capacity::Fixed(*reverse)),
+                scenario::Capacity::Tdd { config, .. } => (
+                    Capacity::Fixed(config.mean_rate(Subframe::Uplink)),
+                    Capacity::Fixed(config.mean_rate(Subframe::Downlink)),
+                ),
                 scenario::Capacity::Trace { up, down } => (
                     Capacity::Trace(load_trace(up, &name)?),
                     Capacity::Trace(load_trace(down, &name)?),
@@ -286,7 +320,20 @@ impl Network {
                 }
                 _ => None,
             };
-            let directions = [make(forward, "fwd", bod)?, make(reverse, "rev", None)?];
+            let directions = [
+                make(
+                    forward,
+                    "fwd",
+                    bod,
+                    tdd.clone().map(|cell| (cell, Subframe::Uplink)),
+                )?,
+                make(
+                    reverse,
+                    "rev",
+                    None,
+                    tdd.map(|cell| (cell, Subframe::Downlink)),
+                )?,
+            ];
             links.push(NetworkLink {
                 name,
                 ends,

@@ -64,7 +64,8 @@ use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
 pub use summary::{
     ArqOutcome, BodOutcome, BodPoolOutcome, BufferOutcome, ConnectionsShare, FlowSummary,
-    LinkSummary, MediaOutcome, PacketAccounting, RateStats, Summary, VoiceOutcome, WebOutcome,
+    LinkSummary, MediaOutcome, PacketAccounting, RateStats, Summary, TddOutcome, VoiceOutcome,
+    WebOutcome,
 };
 
 /// What a media flow leaves for `--out`.

@@ -62,7 +62,11 @@
 //! A DCCP flow may carry video: `media = { source = "generated" | "clip.264"
 //! | "trace.st", fps, frames, gop, bitrate, slice_max, width, height, mode,
 //! startup_delay, fec = { n, k } }` ([`MediaConfig`]). A link may change its
-//! delay once: `delay_change = { at = "60s", delay = "75ms" }`.
+//! delay once: `delay_change = { at = "60s", delay = "75ms" }`. A link may be
+//! a WiMAX TDD air interface from a station to its base station (`tdd = {
+//! cell, frame, dl_ul, dl_overhead, ul_overhead, grant_lag }`, its `rate` the
+//! PHY rate; [`Capacity::Tdd`]), and a media flow may carry a synthetic video
+//! with B-frames (`source = "ibbp"`).
 //!
 //! Knobs with defaults (each a documented constant, used only when the key is
 //! absent): [`DEFAULT_SEED`], [`DEFAULT_OVERHEAD`], [`DEFAULT_QUEUE_PACKETS`],
@@ -82,6 +86,7 @@ pub use proxy::{DEFAULT_PROXY_BUFFER_BYTES, MIN_PROXY_BUFFER_BYTES};
 mod queue;
 mod raw;
 mod routing;
+mod tdd;
 mod validate;
 mod voice;
 mod web;
@@ -221,6 +226,17 @@ pub enum Capacity {
         reverse: Rate,
         /// The pool whose capacity the terminal shares (`pool`, `pool_rate`).
         pool: Option<BodPoolSpec>,
+    },
+    /// A WiMAX TDD air interface (`tdd = { … }`): `between[0]` is a
+    /// subscriber station, `between[1]` its base station; the forward
+    /// direction sends in the uplink subframe and the reverse in the
+    /// downlink, at the link's `rate` (the PHY rate) in the bursts the
+    /// cell grants ([`crate::link::TddConfig`]).
+    Tdd {
+        /// The cell's frame.
+        config: crate::link::TddConfig,
+        /// The cell the station shares (`cell`); `None`: a cell of its own.
+        cell: Option<String>,
     },
     /// Mahimahi capacity traces (`loss = { kind = "trace", up, down }`), one
     /// per direction; the link then has no `rate` key. Paths are resolved
@@ -476,6 +492,19 @@ pub enum MediaSourceConfig {
         total_rate: Rate,
         /// `gop`: frames from one I frame to the next (default 15).
         gop: u32,
+    },
+    /// `source = "ibbp"`: a synthetic H.264-like trace with B-frames,
+    /// `IBBP…` GOPs in decoding order (`fairstream_media::bframes`; paper
+    /// 000's GOP of 15 with two B-frames per anchor by default), the same
+    /// sizes in every run.
+    Ibbp {
+        /// `gop`: frames from one I frame to the next (default 15).
+        gop: u32,
+        /// `b_frames`: B-frames between two anchors (default 2).
+        b_frames: u32,
+        /// `rate`: the mean rate (default 437 kbit/s, what paper 000's
+        /// Table 3 implies for its clip).
+        mean_rate: Rate,
     },
     /// `source = "video.lt"`: a layered trace (`docs/scenarios.md`).
     LayeredTrace(PathBuf),

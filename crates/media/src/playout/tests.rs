@@ -339,3 +339,20 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_lost_p_frame_damages_what_refers_to_it_and_a_lost_b_frame_only_itself() {
+    use FrameType::{B, I, P};
+    // Decoding order I P B B P B B I B B; the first P and the last B lost.
+    let on = Some(1.0);
+    let frames: Vec<FrameArrivals> = [I, P, B, B, P, B, B, I, B, B]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| frame(*t, &[if i == 1 || i == 9 { None } else { on }]))
+        .collect();
+    let r = play_out(&frames, 10.0, StartupDelay::Fixed(5.0));
+    assert_eq!(r.frames_lost, ByType { i: 0, p: 1, b: 1 });
+    // P1 lost: B2, B3 (refer to it), P4 and its B5, B6, then the open
+    // GOP's B8 (refers to P4); B9 lost itself.
+    assert_eq!(r.frames_damaged, ByType { i: 0, p: 2, b: 6 });
+}

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fairstream_media::bframes::{gop_trace, GopTraceConfig};
 use fairstream_media::codec::EncoderSettings;
 use fairstream_media::evalvid::{read_sender_trace, TraceFrame};
 use fairstream_media::h264::FrameType;
@@ -46,6 +47,9 @@ pub enum MediaSetupError {
     /// The synthetic FGS trace could not be made.
     #[error(transparent)]
     Fgs(#[from] fairstream_media::layered::FgsTraceError),
+    /// The synthetic B-frame trace could not be made.
+    #[error(transparent)]
+    Ibbp(#[from] fairstream_media::bframes::GopTraceError),
     /// The layered trace could not be read.
     #[error(transparent)]
     Layered(#[from] fairstream_media::layered::LayeredTraceError),
@@ -168,6 +172,22 @@ pub(super) fn build_stream(
             })?;
             let stream = MediaStream::from_annex_b(&bytes, config.fps)?;
             truncated(stream, config.frames, &path.display().to_string())
+        }
+        MediaSourceConfig::Ibbp {
+            gop,
+            b_frames,
+            mean_rate,
+        } => {
+            let trace = gop_trace(&GopTraceConfig {
+                frames: config.frames.unwrap_or(default_frames),
+                fps: config.fps,
+                gop: *gop,
+                b_frames: *b_frames,
+                mean_rate_bps: mean_rate.bits_per_sec(),
+                // One clip for every run, as the paper's.
+                ..GopTraceConfig::default()
+            })?;
+            Ok(MediaStream::from_trace(&trace, config.fps)?)
         }
         MediaSourceConfig::EvalVidTrace(path) => {
             let trace = read_sender_trace(path)?;

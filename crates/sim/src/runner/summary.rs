@@ -360,6 +360,29 @@ pub struct LinkSummary {
     /// for other link directions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bod: Option<BodOutcome>,
+    /// A WiMAX TDD station's direction: its frames and grants. Absent for
+    /// other link directions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tdd: Option<TddOutcome>,
+}
+
+/// What a WiMAX TDD station's direction asked for and was granted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TddOutcome {
+    /// The cell it belongs to.
+    pub cell: String,
+    /// `"uplink"` or `"downlink"`.
+    pub subframe: &'static str,
+    /// Frames counted.
+    pub frames: u64,
+    /// Bytes requested.
+    pub bytes_requested: u64,
+    /// Bytes granted.
+    pub bytes_granted: u64,
+    /// Granted bytes that carried data.
+    pub bytes_used: u64,
+    /// The mean capacity granted, bits/s (wire bytes).
+    pub granted_rate_bps: f64,
 }
 
 /// The pool a bandwidth-on-demand terminal shares (the same in the entry
@@ -581,6 +604,28 @@ pub(super) fn link_summaries(link: &NetworkLink, end: Instant) -> [LinkSummary; 
             channel_losses: accounting.channel_losses,
             packets_in_flight: accounting.in_link,
             conservation_ok: accounting.holds(),
+            tdd: direction.tdd_stats().zip(direction.tdd_cell()).map(
+                |(stats, (cell, subframe))| {
+                    let cell = crate::link::lock_cell(cell);
+                    let seconds = cell.config().frame.as_secs_f64() * stats.frames as f64;
+                    TddOutcome {
+                        cell: cell.name().to_owned(),
+                        subframe: match subframe {
+                            crate::link::Subframe::Uplink => "uplink",
+                            crate::link::Subframe::Downlink => "downlink",
+                        },
+                        frames: stats.frames,
+                        bytes_requested: stats.bytes_requested,
+                        bytes_granted: stats.bytes_granted,
+                        bytes_used: stats.bytes_used,
+                        granted_rate_bps: if seconds > 0.0 {
+                            stats.bytes_granted as f64 * 8.0 / seconds
+                        } else {
+                            0.0
+                        },
+                    }
+                },
+            ),
             bod: direction
                 .bod_config()
                 .zip(direction.bod_stats())

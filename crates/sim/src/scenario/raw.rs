@@ -51,6 +51,8 @@ pub(crate) struct RawLink {
     pub(crate) delay_change: Option<Spanned<RawTable>>,
     /// A bandwidth-on-demand forward direction (`bod = { … }`).
     pub(crate) bod: Option<Spanned<RawTable>>,
+    /// A WiMAX TDD station's air interface (`tdd = { … }`).
+    pub(crate) tdd: Option<Spanned<RawTable>>,
 }
 
 /// `[[flow]]`.

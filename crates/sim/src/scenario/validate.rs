@@ -107,6 +107,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
         links.push(link);
     }
     check_bod_pools(source, &raw, &links)?;
+    super::tdd::check_cells(source, &raw, &links)?;
 
     let mut flows: Vec<Flow> = Vec::with_capacity(raw.flow.len());
     let mut routes = BTreeMap::new();
@@ -284,6 +285,21 @@ fn link_from_raw(
                 table.span(),
                 format!("{path}.bod"),
                 "a bandwidth-on-demand link cannot also follow a capacity trace",
+            ))
+        }
+    };
+    let capacity = match (&raw.tdd, capacity) {
+        (None, capacity) => capacity,
+        (Some(table), Capacity::Fixed(rate)) => {
+            let (config, cell) =
+                super::tdd::tdd_from_raw(Fields::new(source, format!("{path}.tdd"), table), rate)?;
+            Capacity::Tdd { config, cell }
+        }
+        (Some(table), _) => {
+            return Err(source.invalid(
+                table.span(),
+                format!("{path}.tdd"),
+                "a TDD link cannot also follow a capacity trace or be a bandwidth-on-demand link",
             ))
         }
     };
@@ -743,6 +759,29 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
             total_rate,
             gop: gop(&mut fields, 15)?,
         }
+    } else if written == "ibbp" {
+        let gop = gop(&mut fields, 15)?;
+        let b_frames = match fields.number("b_frames")? {
+            None => 2,
+            Some(n) if n >= 0.0 && n.fract() == 0.0 && n < f64::from(gop) => n as u32,
+            Some(n) => {
+                return Err(fields.error(
+                    "b_frames",
+                    format!(
+                        "{n} B-frames in a row do not fit a GOP of {gop} (0 to {})",
+                        gop - 1
+                    ),
+                ))
+            }
+        };
+        let mean_rate = fields
+            .optional_rate("rate")?
+            .unwrap_or_else(|| Rate::from_bits_per_sec(437_000.0));
+        MediaSourceConfig::Ibbp {
+            gop,
+            b_frames,
+            mean_rate,
+        }
     } else if written == "generated" {
         let dimension = |fields: &mut Fields<'_>, key: &'static str, default: u32| match fields
             .number(key)?
@@ -787,7 +826,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
                 return Err(fields.error(
                     "source",
                     format!(
-                        "\"{written}\": expected \"generated\", \"fgs\", an H.264 Annex B file \
+                        "\"{written}\": expected \"generated\", \"fgs\", \"ibbp\", an H.264 Annex B file \
                          (.264, .h264), an EvalVid sender trace (.st) or a layered trace (.lt)"
                     ),
                 ))
@@ -833,7 +872,9 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
     let generated_keys: &[&'static str] = match source {
         MediaSourceConfig::Generated { .. } => &[],
         // `gop` was read already.
-        MediaSourceConfig::Fgs { .. } => &["width", "height", "bitrate", "slice_max"],
+        MediaSourceConfig::Fgs { .. } | MediaSourceConfig::Ibbp { .. } => {
+            &["width", "height", "bitrate", "slice_max"]
+        }
         _ => &["width", "height", "gop", "bitrate", "slice_max"],
     };
     for &key in generated_keys {
@@ -844,11 +885,22 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
             ));
         }
     }
-    if !matches!(source, MediaSourceConfig::Fgs { .. }) {
-        for key in ["rate", "base_rate"] {
-            if fields.optional(key).is_some() {
-                return Err(fields.error(key, format!("`{key}` applies to source = \"fgs\" only")));
-            }
+    if !matches!(source, MediaSourceConfig::Ibbp { .. }) && fields.optional("b_frames").is_some() {
+        return Err(fields.error("b_frames", r#"`b_frames` applies to source = "ibbp" only"#));
+    }
+    let rate_keys: &[&'static str] = match source {
+        MediaSourceConfig::Fgs { .. } => &[],
+        MediaSourceConfig::Ibbp { .. } => &["base_rate"],
+        _ => &["rate", "base_rate"],
+    };
+    for &key in rate_keys {
+        if fields.optional(key).is_some() {
+            let sources = if key == "rate" {
+                r#""fgs" or "ibbp""#
+            } else {
+                r#""fgs""#
+            };
+            return Err(fields.error(key, format!("`{key}` applies to source = {sources} only")));
         }
     }
     fields.finish(&what)?;
