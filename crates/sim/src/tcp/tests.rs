@@ -7,10 +7,12 @@ use fairstream_proto::time::Instant;
 
 use super::*;
 
+mod cubic;
 mod ecn;
 mod harness;
 mod padhye;
 mod props;
+mod sack;
 
 use harness::Harness;
 
