@@ -67,12 +67,16 @@ impl CubicConfig {
         ((w_max_segments - cwnd_epoch_segments).max(0.0) / self.c).cbrt()
     }
 
-    /// RFC 9438 §5.1, the average window of CUBIC under a periodic loss
-    /// rate `p` on a path of round-trip time `rtt` (eq. 5's cubic region):
-    /// AVG_W_cubic = (C·(3 + β)/(4·(1 − β)))^¼ · RTT^¼ / p^¾, in segments.
+    /// RFC 9438 §5.1, the average window of CUBIC in its cubic region
+    /// under a deterministic loss rate `p` ("the number of packets between
+    /// two successive packet losses is always 1/p") on a path of round-trip
+    /// time `rtt`: AVG_W_cubic = ∜(C·(3 + β)/(4·(1 − β))) · ∜(RTT³) /
+    /// ∜(p³), in segments (so CUBIC's rate, AVG_W/RTT, falls only as
+    /// RTT^-¼). With one epoch from β·W_max to W_max in K seconds carrying
+    /// 1/p packets: W_max·(3 + β)/4 · K/RTT = 1/p.
     pub fn average_window_segments(&self, p: f64, rtt: Duration) -> f64 {
         let factor = (self.c * (3.0 + self.beta) / (4.0 * (1.0 - self.beta))).powf(0.25);
-        factor * rtt.as_secs_f64().powf(0.25) / p.powf(0.75)
+        factor * rtt.as_secs_f64().powf(0.75) / p.powf(0.75)
     }
 
     /// RFC 9438 §5.1: the average window of the Reno-friendly region,
@@ -446,9 +450,18 @@ mod tests {
         // (0.4·3.7/(4·0.3))^¼ = 1.2333^¼ ≈ 1.0538.
         let factor = c.average_window_segments(1.0, Duration::from_secs(1));
         assert!(close(factor, 1.0538, 1e-4));
-        // p = 0.01, RTT = 100 ms: 1.0538 · 0.1^¼ / 0.01^¾ ≈ 18.74 segments.
+        // p = 0.01, RTT = 100 ms: 1.0538 · 0.1^¾ / 0.01^¾ ≈ 5.93 segments,
+        // below Reno's √(3/(2p)) ≈ 12.25: the Reno-friendly region.
         let w = c.average_window_segments(0.01, Duration::from_millis(100));
-        assert!(close(w, 18.74, 0.01));
+        assert!(close(w, 5.926, 0.001));
+        // p = 0.001, RTT = 400 ms: 1.0538 · 0.4^¾ / 0.001^¾ ≈ 94.25, above
+        // Reno's 38.7: the cubic region.
+        let w = c.average_window_segments(0.001, Duration::from_millis(400));
+        assert!(close(w, 94.25, 0.05));
+        // The model's own derivation: one epoch carries 1/p packets.
+        let w_max = w * 4.0 / 3.7;
+        let k = c.k(w_max, 0.7 * w_max);
+        assert!(close(w * k / 0.4, 1000.0, 0.5));
         // The Reno-friendly average is Reno's √(3/(2p)) ≈ 12.25.
         assert!(close(
             c.average_reno_window_segments(0.01),
