@@ -8,6 +8,7 @@ use fairstream_proto::time::Instant;
 use super::*;
 
 mod cubic;
+mod cubic_response;
 mod ecn;
 mod harness;
 mod padhye;
