@@ -239,3 +239,81 @@ fn cubic_follows_rfc_9438_response_function() {
     }
     assert!(failures.is_empty(), "outside 25 %: {failures:?}");
 }
+
+/// NewReno, NewReno with SACK, CUBIC and web transfers over CUBIC share a
+/// 10 Mbit/s drop-tail dumbbell: every one moves data, the link is full,
+/// and the same seed gives the same summary.
+#[test]
+fn every_tcp_variant_runs_through_the_simulator_deterministically() {
+    let mut text = String::from(
+        r#"
+[run]
+duration = "30s"
+seed = 7
+[[node]]
+name = "s"
+[[node]]
+name = "r"
+[[node]]
+name = "d"
+[[link]]
+between = ["s", "r"]
+rate = "100mbit"
+delay = "2ms"
+[[link]]
+between = ["r", "d"]
+rate = "10mbit"
+delay = "20ms"
+queue = { kind = "droptail", packets = 60 }
+"#,
+    );
+    for (name, transport) in [
+        ("newreno", "{ cc = \"tcp-newreno\" }"),
+        ("newreno-sack", "{ cc = \"tcp-newreno\", sack = true }"),
+        ("cubic", "{ cc = \"tcp-cubic\" }"),
+        (
+            "web-cubic",
+            "{ cc = \"web\", tcp = \"cubic\", sessions = 5 }",
+        ),
+    ] {
+        text.push_str(&format!(
+            "[[flow]]\nname = \"{name}\"\nfrom = \"s\"\nto = \"d\"\ntransport = {transport}\n"
+        ));
+    }
+    let run = || {
+        let scenario = Scenario::from_str(&text, "dumbbell.toml").unwrap_or_else(|e| panic!("{e}"));
+        Simulation::new(&scenario)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .run()
+    };
+    let s = run();
+    assert!(s.conservation_ok);
+    let names: Vec<(&str, &str)> = s
+        .flows
+        .iter()
+        .map(|f| (f.name.as_str(), f.cc.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("newreno", "tcp-newreno"),
+            ("newreno-sack", "tcp-newreno"),
+            ("cubic", "tcp-cubic"),
+            ("web-cubic", "web")
+        ]
+    );
+    for flow in &s.flows {
+        println!("{}: {:.0} kbit/s", flow.name, flow.goodput_bps / 1e3);
+        assert!(
+            flow.goodput_bps > 100e3,
+            "{}: {}",
+            flow.name,
+            flow.goodput_bps
+        );
+    }
+    let web = s.flows[3].web.as_ref().map_or(0, |w| w.transfers_completed);
+    assert!(web > 10, "{web} web transfers");
+    let total: f64 = s.flows.iter().map(|f| f.goodput_bps).sum();
+    assert!(total > 8.5e6, "{total}");
+    assert_eq!(format!("{s:?}"), format!("{:?}", run()));
+}
