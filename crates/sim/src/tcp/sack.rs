@@ -259,4 +259,67 @@ mod tests {
         assert_eq!(lost, 0);
         assert_eq!(board.pipe(0, 10 * MSS, MSS, lost), 10 * MSS);
     }
+
+    mod props {
+        use proptest::prelude::*;
+
+        use super::super::Scoreboard;
+        use crate::tcp::SackBlock;
+
+        const SMSS: u64 = 10;
+        const DUPTHRESH: u32 = 3;
+
+        proptest! {
+            /// The range-based IsLost threshold and pipe agree with RFC
+            /// 6675 §4's per-octet definitions, and the ranges stay
+            /// disjoint, non-adjacent and within [SND.UNA, SND.MAX).
+            #[test]
+            fn scoreboard_matches_the_per_octet_definitions(
+                updates in proptest::collection::vec(
+                    (0u64..50, proptest::collection::vec((0u64..420, 1u64..40), 0..4)),
+                    1..20,
+                ),
+                high_rxt in 0u64..420,
+            ) {
+                let snd_max = 400u64;
+                let mut board = Scoreboard::new();
+                let mut una = 0u64;
+                for (advance, blocks) in updates {
+                    una = (una + advance).min(snd_max);
+                    let blocks: Vec<SackBlock> = blocks
+                        .iter()
+                        .map(|&(start, len)| SackBlock { start, end: start + len })
+                        .collect();
+                    board.update(una, snd_max, &blocks);
+                    let ranges: Vec<(u64, u64)> = board.ranges().collect();
+                    for pair in ranges.windows(2) {
+                        prop_assert!(pair[0].1 < pair[1].0, "{ranges:?}");
+                    }
+                    for &(start, end) in &ranges {
+                        prop_assert!(una <= start && start < end && end <= snd_max);
+                    }
+                    let sacked = |b: u64| ranges.iter().any(|&(s, e)| s <= b && b < e);
+                    // IsLost (b) for a byte b that is not SACKed: every
+                    // range above it counts whole.
+                    let is_lost = |b: u64| {
+                        let above = ranges.iter().filter(|&&(s, _)| s > b);
+                        let bytes: u64 = above.clone().map(|&(s, e)| e - s).sum();
+                        let segments: u64 = above.map(|&(s, e)| (e - s).div_ceil(SMSS)).sum();
+                        segments >= u64::from(DUPTHRESH)
+                            || bytes > u64::from(DUPTHRESH - 1) * SMSS
+                    };
+                    let lost_below = board.lost_below(SMSS, DUPTHRESH);
+                    let mut pipe = 0;
+                    for b in una..snd_max {
+                        if sacked(b) {
+                            continue;
+                        }
+                        prop_assert_eq!(b < lost_below, is_lost(b), "byte {}", b);
+                        pipe += u64::from(!is_lost(b)) + u64::from(b < high_rxt);
+                    }
+                    prop_assert_eq!(board.pipe(una, snd_max, high_rxt, lost_below), pipe);
+                }
+            }
+        }
+    }
 }
