@@ -18,10 +18,12 @@
 //! remembers the time it scheduled and ignores wake-ups that were
 //! superseded by an earlier one.
 //!
-//! Flows are TCP NewReno bulk transfers, CBR and on-off UDP sources, and
-//! DCCP connections (`tfrc`, `tfrc-sp`, `ccid2`) between two real
-//! `fairstream-proto` endpoints whose packets are the bytes they wrote.
-//! The TCP model has no SACK; the scenario refuses `sack = true`.
+//! Flows are TCP bulk transfers (NewReno, without SACK unless asked, or
+//! CUBIC with SACK), CBR and on-off UDP sources, and DCCP connections
+//! (`tfrc`, `tfrc-sp`, `ccid2`) between two real `fairstream-proto`
+//! endpoints whose packets are the bytes they wrote. The pcap capture
+//! writes a TCP ACK's header without its SACK option (its length on the
+//! link does count the option).
 //!
 //! Besides the [`Summary`], a run keeps [`TimeSeries`] (a row every 100 ms
 //! per flow and link direction) and, when asked, writes a pcap capture per

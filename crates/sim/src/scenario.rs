@@ -36,8 +36,9 @@
 //! | `cc` | keys |
 //! |---|---|
 //! | `"tfrc"`, `"tfrc-sp"`, `"ccid2"` (DCCP CCID 3, 4, 2) | `packet_size` (bytes), `rate` (the application's offered rate; saturating without it); for several connections `conns`, `controller` (`"fixed"`, `"adaptive"`, `"multfrc"`, `"e-multfrc"`, `"aggregate"`; absent: `"fixed"` with `conns`, else `"adaptive"`), `policy` (`"earliest"`, `"gop-interleave"`), `start_offset`, `rtt_min_lifetime`, and for the RTT-driven controllers `gamma`, `queue_packets`, `startup` |
-//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (only `false`: SACK is not modelled), `min_rto`, `ecn` (bool, RFC 3168 §6.1), `max_window` (segments) |
-//! | `"web"` (many short NewReno transfers, [`WebTraffic`]) | `sessions`, `size_mean`, `size_shape`, `think`, and the TCP keys but `sack` |
+//! | `"tcp-newreno"` | `mss`, `delayed_ack` (bool), `sack` (bool, RFC 2018 / RFC 6675; default `false`), `hystart` (bool, RFC 9406; default `false`), `min_rto`, `ecn` (bool, RFC 3168 §6.1), `max_window` (segments) |
+//! | `"tcp-cubic"` (RFC 9438) | the `"tcp-newreno"` keys, with `sack` and `hystart` `true` by default |
+//! | `"web"` (many short TCP transfers, [`WebTraffic`]) | `sessions`, `size_mean`, `size_shape`, `think`, `tcp` (`"newreno"`, the default, or `"cubic"`), and the TCP keys with that TCP's defaults |
 //! | `"cbr"` | `rate` (required), `packet_size` |
 //! | `"onoff"` | `rate`, `on`, `off`, `packet_size` (all required) |
 //!
@@ -105,7 +106,7 @@ pub use voice::{
     DEFAULT_TRANSMIT_BUFFER, MAX_JITTER_BUFFER, MAX_TRANSMIT_BUFFER, VOICE_FRAME,
 };
 pub use web::{
-    TcpOptions, WebTraffic, DEFAULT_WEB_SESSIONS, DEFAULT_WEB_SIZE_SEGMENTS,
+    TcpOptions, TcpVariant, WebTraffic, DEFAULT_WEB_SESSIONS, DEFAULT_WEB_SIZE_SEGMENTS,
     DEFAULT_WEB_SIZE_SHAPE, DEFAULT_WEB_THINK, MAX_WEB_SESSIONS, MAX_WEB_TRANSFER_BYTES,
 };
 
@@ -585,9 +586,13 @@ pub enum Transport {
         /// Delayed acknowledgements (RFC 5681 §4.2); default `false`, as
         /// ns-2's `Agent/TCPSink`.
         delayed_ack: bool,
-        /// Selective acknowledgements (RFC 2018): always `false`; the model
-        /// has no SACK, and `sack = true` is refused.
+        /// Selective acknowledgements (RFC 2018) and SACK-based loss
+        /// recovery (RFC 6675); default `false`, the papers' NewReno
+        /// (every committed result with a NewReno flow was made without).
         sack: bool,
+        /// HyStart++ (RFC 9406) for the initial slow start; default
+        /// `false`.
+        hystart: bool,
         /// Maximum segment size (default [`DEFAULT_PACKET_SIZE`]).
         mss: Bytes,
         /// Lower bound of the retransmission timeout (`min_rto`); default
@@ -603,12 +608,19 @@ pub enum Transport {
         /// of 40 packets"); default `None`, no cap.
         max_window: Option<u32>,
     },
-    /// Web-like TCP traffic (`cc = "web"`): many short NewReno transfers
-    /// with Pareto sizes and exponential think times ([`WebTraffic`]),
-    /// reported as one flow.
+    /// A TCP CUBIC bulk transfer (RFC 9438), or with `media` RTP over
+    /// TCP; SACK (RFC 2018, RFC 6675) and HyStart++ (RFC 9406) on unless
+    /// `sack = false` or `hystart = false`, as in the stacks that run it.
+    TcpCubic {
+        /// The TCP keys ([`TcpOptions::variant`] is [`TcpVariant::Cubic`]).
+        tcp: TcpOptions,
+    },
+    /// Web-like TCP traffic (`cc = "web"`): many short TCP transfers
+    /// (NewReno, or CUBIC with `tcp = "cubic"`) with Pareto sizes and
+    /// exponential think times ([`WebTraffic`]), reported as one flow.
     Web {
-        /// The TCP of every transfer (the `cc = "tcp-newreno"` keys but
-        /// `sack`).
+        /// The TCP of every transfer (the TCP keys, with the defaults of
+        /// its `tcp`).
         tcp: TcpOptions,
         /// The users and their transfers.
         web: WebTraffic,
@@ -659,7 +671,7 @@ impl Transport {
             | Transport::Cbr { packet_size, .. }
             | Transport::OnOff { packet_size, .. } => Some(packet_size),
             Transport::TcpNewReno { mss, .. } => Some(mss),
-            Transport::Web { tcp, .. } => Some(tcp.mss),
+            Transport::Web { tcp, .. } | Transport::TcpCubic { tcp } => Some(tcp.mss),
         }
     }
 
@@ -670,6 +682,7 @@ impl Transport {
             Transport::TfrcSp { .. } => "tfrc-sp",
             Transport::Ccid2 { .. } => "ccid2",
             Transport::TcpNewReno { .. } => "tcp-newreno",
+            Transport::TcpCubic { .. } => "tcp-cubic",
             Transport::Web { .. } => "web",
             Transport::Buffer { .. } => "buffer",
             Transport::Fixed { .. } => "fixed",

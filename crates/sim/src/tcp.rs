@@ -1,5 +1,6 @@
-//! A TCP NewReno bulk-transfer model: the cross traffic every fairness result
-//! is measured against.
+//! A TCP bulk-transfer model — NewReno (RFC 6582) or CUBIC (RFC 9438), with
+//! or without SACK (RFC 2018, RFC 6675): the cross traffic every fairness
+//! result is measured against.
 //!
 //! This is not a TCP stack. There is no handshake, no byte stream, no
 //! flow-control window beyond a large fixed receive window, and no header
@@ -7,9 +8,17 @@
 //! faithfully, is congestion control and loss recovery:
 //!
 //! - slow start and congestion avoidance (RFC 5681 §3.1), with optional
-//!   appropriate byte counting (RFC 3465);
+//!   appropriate byte counting (RFC 3465), optionally HyStart++ (RFC 9406,
+//!   [`SlowStart::HyStartPlusPlus`]) for the initial slow start;
+//! - NewReno congestion avoidance (RFC 5681) or CUBIC (RFC 9438,
+//!   [`CongestionControl::Cubic`]): the cubic window function, the
+//!   Reno-friendly region, β = 0.7 and fast convergence;
 //! - fast retransmit and NewReno fast recovery (RFC 5681 §3.2, RFC 6582 §3.2),
-//!   with the "Impatient" timer variant (RFC 6582 §4);
+//!   with the "Impatient" timer variant (RFC 6582 §4); or, with
+//!   [`TcpConfig::sack`], SACK blocks from the receiver (RFC 2018, at most
+//!   [`MAX_SACK_BLOCKS`] an ACK) and the sender's SACK-based loss recovery
+//!   (RFC 6675: scoreboard, IsLost with DupThresh, pipe, NextSeg with the
+//!   rescue retransmission);
 //! - the retransmission timer (RFC 6298): SRTT/RTTVAR, minimum and maximum
 //!   RTO, exponential backoff, Karn's rule; go-back-N after a timeout;
 //! - a receiver with cumulative ACKs, a bounded out-of-order buffer and
@@ -26,10 +35,12 @@
 //! handshake is not modelled, so there is no ISN). Every new segment carries
 //! one MSS of data, except the last one of a byte-limited transfer.
 //!
-//! **Not implemented:** SACK (RFC 2018 / RFC 6675), timestamps (RFC 7323; RTT
-//! samples obey Karn's rule instead), window scaling, Nagle, limited
-//! transmit (RFC 3042), and ECN nonces or the ECN handshake (an ECN flow's
-//! two ends are configured alike, so ECN capability is never negotiated).
+//! **Not implemented:** D-SACK (RFC 2883), proportional rate reduction
+//! (RFC 6937) and RACK-TLP (RFC 8985), timestamps (RFC 7323; RTT samples
+//! obey Karn's rule instead), window scaling, Nagle, limited transmit
+//! (RFC 3042), and ECN nonces or the ECN and SACK-permitted handshakes (a
+//! flow's two ends are configured alike, so nothing is negotiated). The
+//! receiver never reneges on data it has SACKed.
 //!
 //! The driver contract follows quinn-proto/neqo: a driver calls
 //! [`TcpSender::poll_transmit`] until it returns `None`, delivers
@@ -37,15 +48,24 @@
 //! once [`TcpSender::next_timeout`] has passed; the receiver side is the same
 //! with [`TcpReceiver::on_segment`]. After every input, poll again.
 
+mod cubic;
+mod hystart;
 mod receiver;
+mod sack;
 mod sender;
 
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
 
+pub use cubic::{Cubic, CubicConfig, BETA_CUBIC, C_CUBIC};
 pub use fairstream_proto::cc::rtt::RttEstimator;
+pub use hystart::{
+    HyStart, HyStartPhase, CSS_GROWTH_DIVISOR, CSS_ROUNDS, L_SEGMENTS, MAX_RTT_THRESH,
+    MIN_RTT_DIVISOR, MIN_RTT_THRESH, N_RTT_SAMPLE,
+};
 pub use receiver::TcpReceiver;
+pub use sack::Scoreboard;
 pub use sender::{CongestionState, TcpSender};
 
 /// Bytes of TCP/IP header counted on the wire for every segment and ACK
@@ -89,8 +109,29 @@ pub enum FullAckCwnd {
     Ssthresh,
 }
 
+/// The congestion-control algorithm: how the window grows in congestion
+/// avoidance and how far it falls on a congestion event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CongestionControl {
+    /// RFC 5681 / RFC 6582: one segment per RTT, halved on loss.
+    NewReno,
+    /// RFC 9438 CUBIC.
+    Cubic(CubicConfig),
+}
+
+/// The slow-start algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlowStart {
+    /// RFC 5681 §3.1 slow start until a loss or ssthresh.
+    Standard,
+    /// RFC 9406 HyStart++ for the initial slow start (then standard): slow
+    /// start leaves for Conservative Slow Start when the round's minimum RTT
+    /// rises, and for congestion avoidance after `CSS_ROUNDS` rounds of it.
+    HyStartPlusPlus,
+}
+
 /// Configuration shared by [`TcpSender`] and [`TcpReceiver`]; `Default` gives
-/// the RFC values.
+/// the RFC values, NewReno without SACK (the papers' TCP).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
     /// Sender maximum segment size in bytes (SMSS). Default 1460.
@@ -133,6 +174,13 @@ pub struct TcpConfig {
     /// paper 002 §IV.A caps its TCP at "a maximum congestion window (cwnd)
     /// of 40 packets per RTT (60 KB)". Default `None`.
     pub max_window: Option<u64>,
+    /// Congestion control. Default [`CongestionControl::NewReno`].
+    pub congestion_control: CongestionControl,
+    /// Slow start. Default [`SlowStart::Standard`].
+    pub slow_start: SlowStart,
+    /// Selective acknowledgments (RFC 2018) and SACK-based loss recovery
+    /// (RFC 6675) at both ends. Default `false`: the papers' NewReno.
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -153,6 +201,9 @@ impl Default for TcpConfig {
             bytes_to_send: None,
             ecn: false,
             max_window: None,
+            congestion_control: CongestionControl::NewReno,
+            slow_start: SlowStart::Standard,
+            sack: false,
         }
     }
 }
@@ -208,12 +259,20 @@ impl TcpConfig {
                 mss: self.mss,
             });
         }
+        if let CongestionControl::Cubic(cubic) = self.congestion_control {
+            if !cubic.is_valid() {
+                return Err(TcpConfigError::Cubic {
+                    beta: cubic.beta,
+                    c: cubic.c,
+                });
+            }
+        }
         Ok(())
     }
 }
 
 /// A [`TcpConfig`] that cannot drive a connection.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum TcpConfigError {
     /// The MSS must be between 1 byte and 1 GiB.
     #[error("TCP mss must be between 1 and 2^30 bytes, got {0}")]
@@ -257,6 +316,14 @@ pub enum TcpConfigError {
     /// A delayed-ACK timeout, when set, must be positive.
     #[error("TCP delayed_ack timeout must be positive (use no delayed ACKs instead)")]
     DelayedAck,
+    /// CUBIC's β must lie in (0, 1) and its C must be positive.
+    #[error("CUBIC needs 0 < beta < 1 and C > 0, got beta = {beta} and C = {c}")]
+    Cubic {
+        /// The configured β_cubic.
+        beta: f64,
+        /// The configured C.
+        c: f64,
+    },
 }
 
 /// A data segment: bytes `[seq, seq + len)` of the transfer.
@@ -288,14 +355,40 @@ impl Segment {
     }
 }
 
-/// A cumulative acknowledgment.
+/// The most SACK blocks one ACK carries: 3. RFC 2018 §3: "a SACK option
+/// that specifies n blocks will have a length of 8*n+2 bytes, so the 40
+/// bytes available for TCP options can specify a maximum of 4 blocks. It is
+/// expected that SACK will often be used in conjunction with the Timestamp
+/// option used for RTTM, which takes an additional 10 bytes (plus two bytes
+/// of padding); thus a maximum of 3 SACK blocks will be allowed in this
+/// case." Every stack that runs SACK today also sends timestamps, so the
+/// model's receiver reports three (the timestamp bytes themselves are not
+/// counted on the wire: the model has no timestamps).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// One SACK block (RFC 2018 §3): bytes `[start, end)` received and queued
+/// above the cumulative acknowledgment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SackBlock {
+    /// Left edge: the first byte of the block.
+    pub start: u64,
+    /// Right edge: one past the last byte of the block.
+    pub end: u64,
+}
+
+/// A cumulative acknowledgment, with SACK blocks when both ends run SACK.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ack {
     /// The next byte the receiver expects: every byte before it has arrived.
     pub cumulative: u64,
     /// The ECN-Echo flag: a CE-marked segment arrived and no CWR since
     /// (RFC 3168 §6.1.3).
     pub ece: bool,
+    /// SACK blocks (RFC 2018), first the one holding the segment that
+    /// triggered the ACK; at most [`MAX_SACK_BLOCKS`]. `None` without SACK
+    /// or without out-of-order data (boxed so that an ACK, and every packet
+    /// in the simulator's event queue, stays small).
+    pub sack: Option<Box<[SackBlock]>>,
 }
 
 impl Ack {
@@ -304,12 +397,24 @@ impl Ack {
         Ack {
             cumulative,
             ece: false,
+            sack: None,
         }
     }
 
-    /// Bytes on the wire: a bare TCP/IP header, [`HEADER_BYTES`].
+    /// The SACK blocks, empty without any.
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        self.sack.as_deref().unwrap_or(&[])
+    }
+
+    /// Bytes on the wire: a bare TCP/IP header, [`HEADER_BYTES`], plus the
+    /// SACK option (RFC 2018 §3: kind, length and 8 bytes a block, 8·n + 2
+    /// bytes) padded to a multiple of four bytes, as TCP options are.
     pub fn wire_size(&self) -> u64 {
-        HEADER_BYTES
+        let blocks = self.sack_blocks().len() as u64;
+        if blocks == 0 {
+            return HEADER_BYTES;
+        }
+        HEADER_BYTES + (8 * blocks + 2).div_ceil(4) * 4
     }
 }
 

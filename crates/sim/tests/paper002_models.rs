@@ -309,9 +309,9 @@ fn web_keys_are_checked() {
         &["transport.think", "greater than zero"],
     );
     assert_refused(
-        &web(", sack = true"),
+        &web(", tcp = \"vegas\""),
         24,
-        &["transport.sack", "unknown key"],
+        &["transport.tcp", "\"newreno\" or \"cubic\""],
     );
     assert_refused(
         &web(", rate = \"1mbit\""),

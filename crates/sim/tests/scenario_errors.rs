@@ -265,10 +265,10 @@ fn kind_specific_keys_are_checked() {
     assert_refused(
         &replaced(
             "transport = { cc = \"tfrc\" }",
-            "transport = { cc = \"tcp-newreno\", sack = true }",
+            "transport = { cc = \"tcp-newreno\", sack = \"yes\" }",
         ),
         24,
-        &["flow[0].transport.sack", "not modelled"],
+        &["flow[0].transport.sack"],
     );
     assert_refused(
         &replaced(

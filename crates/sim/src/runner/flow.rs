@@ -1,4 +1,4 @@
-//! One flow's endpoints (a TCP NewReno sender and receiver, a DCCP client
+//! One flow's endpoints (a TCP sender and receiver (NewReno or CUBIC), a DCCP client
 //! and server running `fairstream-proto`, or a UDP application source) and
 //! what was measured about it.
 
@@ -22,9 +22,11 @@ use super::web::WebEnds;
 use super::SimError;
 use crate::network::{Body, Packet};
 use crate::rng::SimRng;
-use crate::scenario::{Controller, Flow, Hop, MultiConnection, RelayRole, TcpOptions, Transport};
+use crate::scenario::{
+    Controller, Flow, Hop, MultiConnection, RelayRole, TcpOptions, TcpVariant, Transport,
+};
 use crate::source::{Source, SourceConfig};
-use crate::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::tcp::{TcpConfig, TcpConfigError, TcpReceiver, TcpSender};
 use fairstream_media::proxy::BufferFigures;
 
 /// The width of the throughput bins behind `rate_cov`.
@@ -43,6 +45,34 @@ pub(super) struct TcpEnds {
     /// Sum and count of SRTT, sampled at every ACK the sender takes.
     srtt_sum_s: f64,
     srtt_samples: u64,
+}
+
+impl TcpEnds {
+    /// The endpoints of a TCP flow (`cc = "tcp-newreno"` or `"tcp-cubic"`)
+    /// starting at `start`.
+    fn endpoints(
+        flow: &Flow,
+        tcp: TcpOptions,
+        start: Instant,
+    ) -> Result<Endpoints, TcpConfigError> {
+        let config = tcp.tcp_config();
+        let config = if flow.media.is_some() {
+            // The application writes the stream as it goes.
+            TcpConfig {
+                bytes_to_send: Some(0),
+                ..config
+            }
+        } else {
+            config
+        };
+        Ok(Endpoints::Tcp(Box::new(TcpEnds {
+            sender: TcpSender::new(config.clone(), start)?,
+            receiver: TcpReceiver::new(config)?,
+            media: None,
+            srtt_sum_s: 0.0,
+            srtt_samples: 0,
+        })))
+    }
 }
 
 /// What runs at a flow's endpoints.
@@ -149,36 +179,29 @@ impl FlowState {
             )),
             Transport::TcpNewReno {
                 delayed_ack,
+                sack,
+                hystart,
                 mss,
                 min_rto,
                 ecn,
                 max_window,
-                ..
-            } => {
-                let config = TcpOptions {
+            } => TcpEnds::endpoints(
+                flow,
+                TcpOptions {
+                    variant: TcpVariant::NewReno,
                     delayed_ack,
                     mss,
                     min_rto,
                     ecn,
                     max_window,
-                }
-                .tcp_config();
-                let config = if flow.media.is_some() {
-                    // The application writes the stream as it goes.
-                    TcpConfig {
-                        bytes_to_send: Some(0),
-                        ..config
-                    }
-                } else {
-                    config
-                };
-                Endpoints::Tcp(Box::new(TcpEnds {
-                    sender: TcpSender::new(config.clone(), start).map_err(tcp_error)?,
-                    receiver: TcpReceiver::new(config).map_err(tcp_error)?,
-                    media: None,
-                    srtt_sum_s: 0.0,
-                    srtt_samples: 0,
-                }))
+                    sack,
+                    hystart,
+                },
+                start,
+            )
+            .map_err(tcp_error)?,
+            Transport::TcpCubic { tcp } => {
+                TcpEnds::endpoints(flow, tcp, start).map_err(tcp_error)?
             }
             Transport::Cbr { rate, packet_size } => Endpoints::Udp(Source::new(
                 SourceConfig::Cbr {

@@ -563,7 +563,7 @@ fn flow_from_raw(
                     // The controller neither resends nor uses the player.
                     media.arq = false;
                 }
-                Transport::TcpNewReno { .. } => {
+                Transport::TcpNewReno { .. } | Transport::TcpCubic { .. } => {
                     // RTP over TCP (RFC 4571): TCP resends what is lost.
                     if let Some(key) = ["arq", "fec"]
                         .iter()
@@ -920,7 +920,7 @@ fn media_from_raw(mut fields: Fields<'_>, base_dir: &Path) -> Result<MediaConfig
 pub(super) fn transport_from_raw(
     mut fields: Fields<'_>,
 ) -> Result<(Transport, Option<MultiConnection>, Option<BufferConfig>), ScenarioError> {
-    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"fixed\", \"tcp-newreno\", \"web\", \"cbr\" or \"onoff\"";
+    const CCS: &str = "\"tfrc\", \"tfrc-sp\", \"ccid2\", \"buffer\", \"fixed\", \"tcp-newreno\", \"tcp-cubic\", \"web\", \"cbr\" or \"onoff\"";
     let cc = fields
         .string("cc")?
         .ok_or_else(|| fields.error("cc", format!("missing required key `cc` ({CCS})")))?;
@@ -958,27 +958,25 @@ pub(super) fn transport_from_raw(
             },
         },
         "tcp-newreno" => {
-            // The model has no SACK scoreboard: asking for one is refused
-            // rather than silently ignored.
-            if fields.boolean("sack")? == Some(true) {
-                return Err(fields.error(
-                    "sack",
-                    "SACK (RFC 2018) is not modelled by the simulator's TCP; \
-                     use sack = false or leave the key out",
-                ));
-            }
-            let tcp = super::web::tcp_options(&mut fields)?;
+            // SACK and HyStart++ off unless asked: the papers' NewReno.
+            let tcp = super::web::tcp_options(&mut fields, super::web::TcpVariant::NewReno)?;
             Transport::TcpNewReno {
                 delayed_ack: tcp.delayed_ack,
-                sack: false,
+                sack: tcp.sack,
+                hystart: tcp.hystart,
                 mss: tcp.mss,
                 min_rto: tcp.min_rto,
                 ecn: tcp.ecn,
                 max_window: tcp.max_window,
             }
         }
+        "tcp-cubic" => Transport::TcpCubic {
+            // SACK and HyStart++ on unless refused.
+            tcp: super::web::tcp_options(&mut fields, super::web::TcpVariant::Cubic)?,
+        },
         "web" => {
-            let tcp = super::web::tcp_options(&mut fields)?;
+            let variant = super::web::web_tcp_variant(&mut fields)?;
+            let tcp = super::web::tcp_options(&mut fields, variant)?;
             let web = super::web::web_traffic(&mut fields, tcp.mss)?;
             Transport::Web { tcp, web }
         }

@@ -1,6 +1,6 @@
-//! `cc = "web"`: web-like TCP traffic, many short NewReno transfers with
+//! `cc = "web"`: web-like TCP traffic, many short TCP transfers with
 //! heavy-tailed sizes and think times between them; and the TCP keys it
-//! shares with `cc = "tcp-newreno"`.
+//! shares with `cc = "tcp-newreno"` and `cc = "tcp-cubic"`.
 
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use fairstream_proto::units::Bytes;
 use super::error::ScenarioError;
 use super::fields::Fields;
 use super::{DEFAULT_MIN_RTO, DEFAULT_PACKET_SIZE};
-use crate::tcp::TcpConfig;
+use crate::tcp::{CongestionControl, CubicConfig, SlowStart, TcpConfig};
 
 /// Web users of a `cc = "web"` flow when `sessions` is absent.
 pub const DEFAULT_WEB_SESSIONS: u32 = 1;
@@ -32,10 +32,38 @@ pub const MAX_WEB_TRANSFER_BYTES: u64 = 1 << 30;
 /// The most web users one flow may have.
 pub const MAX_WEB_SESSIONS: u32 = 100_000;
 
-/// The TCP of a `cc = "web"` flow's transfers (the keys it shares with
-/// `cc = "tcp-newreno"`).
+/// Which TCP congestion control a scenario's TCP runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpVariant {
+    /// NewReno (RFC 5681, RFC 6582): `cc = "tcp-newreno"`, or `tcp =
+    /// "newreno"` on a web flow.
+    NewReno,
+    /// CUBIC (RFC 9438): `cc = "tcp-cubic"`, or `tcp = "cubic"` on a web
+    /// flow.
+    Cubic,
+}
+
+impl TcpVariant {
+    /// Whether SACK is on when the scenario does not say: off for NewReno
+    /// (the papers' baseline, and every committed result made with it),
+    /// on for CUBIC (as every stack that runs CUBIC).
+    pub fn default_sack(self) -> bool {
+        self == TcpVariant::Cubic
+    }
+
+    /// Whether HyStart++ (RFC 9406) is on when the scenario does not say:
+    /// off for NewReno, on for CUBIC (RFC 9438 §4.10 names it).
+    pub fn default_hystart(self) -> bool {
+        self == TcpVariant::Cubic
+    }
+}
+
+/// The TCP of a TCP flow or of a `cc = "web"` flow's transfers (the keys
+/// `cc = "tcp-newreno"`, `cc = "tcp-cubic"` and `cc = "web"` share).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpOptions {
+    /// The congestion control.
+    pub variant: TcpVariant,
     /// `delayed_ack` (default `false`).
     pub delayed_ack: bool,
     /// `mss` (default [`DEFAULT_PACKET_SIZE`]).
@@ -46,6 +74,12 @@ pub struct TcpOptions {
     pub ecn: bool,
     /// `max_window` in segments (default none).
     pub max_window: Option<u32>,
+    /// `sack`: SACK (RFC 2018) and RFC 6675 recovery (default
+    /// [`TcpVariant::default_sack`]).
+    pub sack: bool,
+    /// `hystart`: HyStart++ (RFC 9406) for the initial slow start (default
+    /// [`TcpVariant::default_hystart`]).
+    pub hystart: bool,
 }
 
 impl TcpOptions {
@@ -59,6 +93,16 @@ impl TcpOptions {
             ecn: self.ecn,
             delayed_ack: self.delayed_ack.then_some(Duration::from_millis(200)),
             max_window: self.max_window.map(|segments| u64::from(segments) * mss),
+            congestion_control: match self.variant {
+                TcpVariant::NewReno => CongestionControl::NewReno,
+                TcpVariant::Cubic => CongestionControl::Cubic(CubicConfig::default()),
+            },
+            slow_start: if self.hystart {
+                SlowStart::HyStartPlusPlus
+            } else {
+                SlowStart::Standard
+            },
+            sack: self.sack,
             ..TcpConfig::default()
         }
     }
@@ -66,7 +110,7 @@ impl TcpOptions {
 
 /// Web-like traffic (`cc = "web"`): `sessions` users, each repeating a
 /// transfer of a Pareto-distributed size from `from` to `to` over a fresh
-/// NewReno connection, then an exponentially distributed think time. The
+/// TCP connection (NewReno unless `tcp = "cubic"`), then an exponentially distributed think time. The
 /// model is ns-2's web traffic (Polly Huang's `HttpSession`: exponential
 /// inter-page times, Pareto object sizes) with one object a page.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,8 +128,12 @@ pub struct WebTraffic {
     pub think: Duration,
 }
 
-/// Reads the TCP keys of `cc = "tcp-newreno"` and `cc = "web"`.
-pub(super) fn tcp_options(fields: &mut Fields<'_>) -> Result<TcpOptions, ScenarioError> {
+/// Reads the TCP keys of `cc = "tcp-newreno"`, `cc = "tcp-cubic"` and `cc =
+/// "web"` for a TCP of `variant`.
+pub(super) fn tcp_options(
+    fields: &mut Fields<'_>,
+    variant: TcpVariant,
+) -> Result<TcpOptions, ScenarioError> {
     let delayed_ack = fields.boolean("delayed_ack")?.unwrap_or(false);
     let mss = fields.packet_size("mss")?.unwrap_or(DEFAULT_PACKET_SIZE);
     let min_rto = fields
@@ -94,13 +142,32 @@ pub(super) fn tcp_options(fields: &mut Fields<'_>) -> Result<TcpOptions, Scenari
     // RFC 3168 §6.1: ECN-capable transport; off unless asked.
     let ecn = fields.boolean("ecn")?.unwrap_or(false);
     let max_window = max_window(fields)?;
+    let sack = fields.boolean("sack")?.unwrap_or(variant.default_sack());
+    let hystart = fields
+        .boolean("hystart")?
+        .unwrap_or(variant.default_hystart());
     Ok(TcpOptions {
+        variant,
         delayed_ack,
         mss,
         min_rto,
         ecn,
         max_window,
+        sack,
+        hystart,
     })
+}
+
+/// `tcp` of a web flow: `"newreno"` (default) or `"cubic"`.
+pub(super) fn web_tcp_variant(fields: &mut Fields<'_>) -> Result<TcpVariant, ScenarioError> {
+    match fields.string("tcp")? {
+        None | Some("newreno") => Ok(TcpVariant::NewReno),
+        Some("cubic") => Ok(TcpVariant::Cubic),
+        Some(other) => Err(fields.error(
+            "tcp",
+            format!("unknown TCP \"{other}\" (expected \"newreno\" or \"cubic\")"),
+        )),
+    }
 }
 
 /// The largest TCP window a scenario may ask for, in segments.

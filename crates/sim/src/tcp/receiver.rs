@@ -1,5 +1,5 @@
 //! The receiver: cumulative ACKs, a bounded out-of-order buffer, delayed ACKs,
-//! and the ECN-Echo of RFC 3168 §6.1.3.
+//! SACK blocks (RFC 2018 §4), and the ECN-Echo of RFC 3168 §6.1.3.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -7,7 +7,7 @@ use std::time::Duration;
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::time::Instant;
 
-use super::{Ack, Segment, TcpConfig, TcpConfigError};
+use super::{Ack, SackBlock, Segment, TcpConfig, TcpConfigError, MAX_SACK_BLOCKS};
 
 /// A TCP receiver that acknowledges cumulatively.
 ///
@@ -38,6 +38,13 @@ pub struct TcpReceiver {
     /// carries ECE.
     ece: bool,
     ce_received: u64,
+    /// SACK (RFC 2018) on.
+    sack: bool,
+    /// A byte of each block reported in the last ACK, in the order
+    /// reported (RFC 2018 §4: later ACKs repeat "the most recently reported
+    /// SACK blocks"); a byte rather than the block, as blocks grow and
+    /// merge.
+    sack_history: Vec<u64>,
 }
 
 impl TcpReceiver {
@@ -56,6 +63,8 @@ impl TcpReceiver {
             ecn: config.ecn,
             ece: false,
             ce_received: 0,
+            sack: config.sack,
+            sack_history: Vec::new(),
         })
     }
 
@@ -96,7 +105,7 @@ impl TcpReceiver {
     /// Handles the delayed-ACK timer: returns the pending ACK once due.
     pub fn on_timeout(&mut self, now: Instant) -> Option<Ack> {
         match self.ack_deadline {
-            Some(deadline) if deadline <= now => Some(self.ack_now()),
+            Some(deadline) if deadline <= now => Some(self.ack_now(None)),
             _ => None,
         }
     }
@@ -136,13 +145,13 @@ impl TcpReceiver {
         // arrives" — duplicates and data beyond the window are treated the
         // same way (they say something is amiss at the sender).
         if end <= self.rcv_nxt || start >= window_end {
-            return Some(self.ack_now());
+            return Some(self.ack_now(None));
         }
         if start > self.rcv_nxt {
             // RFC 5681 §4.2: "A TCP receiver SHOULD send an immediate
             // duplicate ACK when an out-of-order segment arrives."
             self.insert_out_of_order(start, end);
-            return Some(self.ack_now());
+            return Some(self.ack_now(Some(start)));
         }
         let filled_gap = !self.out_of_order.is_empty();
         self.rcv_nxt = end;
@@ -156,14 +165,14 @@ impl TcpReceiver {
         // RFC 5681 §4.2: "a TCP receiver SHOULD send an immediate ACK when the
         // incoming segment fills in all or part of a gap in the sequence space."
         let Some(delay) = self.delayed_ack.filter(|_| !filled_gap) else {
-            return Some(self.ack_now());
+            return Some(self.ack_now(None));
         };
         // RFC 5681 §4.2: "an ACK SHOULD be generated for at least every second
         // full-sized segment, and MUST be generated within 500 ms of the
         // arrival of the first unacknowledged packet."
         self.unacked_segments += 1;
         if self.unacked_segments >= 2 {
-            return Some(self.ack_now());
+            return Some(self.ack_now(None));
         }
         if self.ack_deadline.is_none() {
             self.ack_deadline = Some(now + delay);
@@ -188,7 +197,9 @@ impl TcpReceiver {
         self.out_of_order.insert(start, end);
     }
 
-    fn ack_now(&mut self) -> Ack {
+    /// The ACK to send now; `trigger` is the first byte of the
+    /// out-of-order segment that caused it, if one did.
+    fn ack_now(&mut self, trigger: Option<u64>) -> Ack {
         self.unacked_segments = 0;
         self.ack_deadline = None;
         self.acks_sent += 1;
@@ -198,6 +209,52 @@ impl TcpReceiver {
             // CWR segment; with delayed ACKs one CE among the segments
             // acknowledged suffices.
             ece: self.ece,
+            sack: self.sack_blocks(trigger),
         }
+    }
+
+    /// The SACK blocks of the next ACK (RFC 2018 §4): "The first SACK
+    /// block (i.e., the one immediately following the kind and length
+    /// fields in the option) MUST specify the contiguous block of data
+    /// containing the segment which triggered this ACK, unless that segment
+    /// advanced the Acknowledgment Number field in the header", and "the
+    /// SACK option SHOULD be filled out by repeating the most recently
+    /// reported SACK blocks (based on first SACK blocks in previous SACK
+    /// options) that are not subsets of a SACK block already included in
+    /// the SACK option being constructed". Blocks are whole ranges of the
+    /// out-of-order buffer, so none is a subset of another.
+    fn sack_blocks(&mut self, trigger: Option<u64>) -> Option<Box<[SackBlock]>> {
+        if !self.sack || self.out_of_order.is_empty() {
+            self.sack_history.clear();
+            return None;
+        }
+        let mut blocks: Vec<SackBlock> = Vec::with_capacity(MAX_SACK_BLOCKS);
+        let mut reported = Vec::with_capacity(MAX_SACK_BLOCKS);
+        for seq in trigger.into_iter().chain(self.sack_history.iter().copied()) {
+            if blocks.len() == MAX_SACK_BLOCKS {
+                break;
+            }
+            let Some((&start, &end)) = self.out_of_order.range(..=seq).next_back() else {
+                continue;
+            };
+            if end <= seq || blocks.iter().any(|b| b.start == start) {
+                continue;
+            }
+            blocks.push(SackBlock { start, end });
+            reported.push(seq);
+        }
+        // The history may be short (a timer ACK, or blocks since
+        // delivered): fill up with the highest ranges not yet reported.
+        for (&start, &end) in self.out_of_order.iter().rev() {
+            if blocks.len() == MAX_SACK_BLOCKS {
+                break;
+            }
+            if !blocks.iter().any(|b| b.start == start) {
+                blocks.push(SackBlock { start, end });
+                reported.push(start);
+            }
+        }
+        self.sack_history = reported;
+        Some(blocks.into_boxed_slice())
     }
 }

@@ -1,12 +1,20 @@
-//! The NewReno sender: RFC 5681 congestion control, RFC 6582 fast recovery,
-//! RFC 6298 retransmission timer, RFC 3168 §6.1.2 reaction to ECN-Echo.
+//! The sender: RFC 5681 congestion control (NewReno, or CUBIC per RFC
+//! 9438), RFC 6582 fast recovery or RFC 6675 SACK-based loss recovery
+//! (`sender/sack_recovery.rs`), RFC 9406 HyStart++, RFC 6298
+//! retransmission timer, RFC 3168 §6.1.2 reaction to ECN-Echo.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use fairstream_proto::time::Instant;
 
-use super::{Ack, CwndIncrease, FullAckCwnd, RttEstimator, Segment, TcpConfig, TcpConfigError};
+use super::{
+    Ack, CongestionControl, Cubic, FullAckCwnd, HyStart, HyStartPhase, RttEstimator, Scoreboard,
+    Segment, SlowStart, TcpConfig, TcpConfigError,
+};
+
+mod sack_recovery;
+mod window;
 
 /// Which congestion-control phase the sender is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,7 +23,8 @@ pub enum CongestionState {
     SlowStart,
     /// `cwnd >= ssthresh` (RFC 5681 §3.1).
     CongestionAvoidance,
-    /// Between fast retransmit and the full ACK (RFC 6582 §3.2).
+    /// Between fast retransmit and the full ACK (RFC 6582 §3.2), or the
+    /// ACK of RecoveryPoint (RFC 6675 §5).
     FastRecovery,
 }
 
@@ -28,16 +37,18 @@ struct SentRecord {
     retransmitted: bool,
 }
 
-/// A TCP NewReno bulk sender.
+/// A TCP bulk sender: NewReno or CUBIC, with or without SACK.
 ///
 /// Driver contract: call [`poll_transmit`](Self::poll_transmit) until it
 /// returns `None`; feed each arriving [`Ack`] to [`on_ack`](Self::on_ack) and
 /// call [`on_timeout`](Self::on_timeout) when [`next_timeout`](Self::next_timeout)
 /// is due; poll again after every input.
 ///
-/// Timer variant: "Impatient" (RFC 6582 §4): the retransmission timer is
-/// reset on the first partial ACK of a recovery only, so a window with many
-/// losses ends in a timeout rather than one hole repaired per RTT for ever.
+/// Timer variant without SACK: "Impatient" (RFC 6582 §4): the
+/// retransmission timer is reset on the first partial ACK of a recovery
+/// only, so a window with many losses ends in a timeout rather than one
+/// hole repaired per RTT for ever. With SACK every ACK of new data restarts
+/// it (RFC 6298 §5.3), as RFC 6675 repairs several holes per RTT.
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     config: TcpConfig,
@@ -79,6 +90,17 @@ pub struct TcpSender {
     cwr_pending: bool,
     ece_acks: u64,
     ecn_reductions: u64,
+    /// CUBIC's state, with [`CongestionControl::Cubic`].
+    cubic: Option<Cubic>,
+    /// HyStart++'s state while the initial slow start lasts.
+    hystart: Option<HyStart>,
+    /// The SACK scoreboard, with [`TcpConfig::sack`].
+    scoreboard: Option<Scoreboard>,
+    /// RFC 6675 HighRxt, exclusive: one past the highest byte retransmitted
+    /// in this recovery.
+    high_rxt: u64,
+    /// RFC 6675 RescueRxt, exclusive; `None` is "undefined".
+    rescue_rxt: Option<u64>,
 }
 
 impl TcpSender {
@@ -118,6 +140,14 @@ impl TcpSender {
             cwr_pending: false,
             ece_acks: 0,
             ecn_reductions: 0,
+            cubic: match config.congestion_control {
+                CongestionControl::NewReno => None,
+                CongestionControl::Cubic(cubic) => Some(Cubic::new(cubic)),
+            },
+            hystart: (config.slow_start == SlowStart::HyStartPlusPlus).then(HyStart::new),
+            scoreboard: config.sack.then(Scoreboard::new),
+            high_rxt: 0,
+            rescue_rxt: None,
             config,
         })
     }
@@ -227,6 +257,21 @@ impl TcpSender {
         &self.config
     }
 
+    /// CUBIC's state, with [`CongestionControl::Cubic`].
+    pub fn cubic(&self) -> Option<&Cubic> {
+        self.cubic.as_ref()
+    }
+
+    /// HyStart++'s phase, with [`SlowStart::HyStartPlusPlus`].
+    pub fn hystart_phase(&self) -> Option<HyStartPhase> {
+        self.hystart.as_ref().map(HyStart::phase)
+    }
+
+    /// The SACK scoreboard, with [`TcpConfig::sack`].
+    pub fn scoreboard(&self) -> Option<&Scoreboard> {
+        self.scoreboard.as_ref()
+    }
+
     // ---- outputs ----
 
     /// When [`on_timeout`](Self::on_timeout) must next be called.
@@ -242,14 +287,26 @@ impl TcpSender {
         // cwnd (RFC 5681 §3.2 step 4, RFC 6582 §3.2 step 5).
         if let Some(seq) = self.pending_retransmit.take() {
             if seq >= self.snd_una && seq < self.snd_max {
-                let len = mss.min(self.snd_max - seq);
+                let len = self.hole_len(seq);
                 return Some(self.emit(now, seq, len));
             }
+        }
+        if self.scoreboard.is_some() {
+            if self.in_recovery {
+                // RFC 6675 §5 step (C): transmit while cwnd - pipe >= 1 SMSS.
+                return self.poll_sack_recovery(now);
+            }
+            // Go-back-N after a timeout skips what was SACKed since.
+            self.skip_sacked();
         }
         if self.snd_nxt >= self.limit {
             return None;
         }
-        let len = mss.min(self.limit - self.snd_nxt);
+        let len = if self.scoreboard.is_some() && self.snd_nxt < self.snd_max {
+            self.hole_len(self.snd_nxt).min(self.limit - self.snd_nxt)
+        } else {
+            mss.min(self.limit - self.snd_nxt)
+        };
         // ns-2's `window()`: min(cwnd, window_); the cap also bounds the
         // window fast recovery inflates (RFC 5681 §3.2 step 4).
         let window = self.cwnd.min(self.max_window());
@@ -315,6 +372,10 @@ impl TcpSender {
         if ackno > self.snd_max || ackno < self.snd_una {
             return;
         }
+        if let Some(board) = self.scoreboard.as_mut() {
+            // RFC 6675 §3 "Update ()" with every ACK's SACK blocks.
+            board.update(ackno, self.snd_max, ack.sack_blocks());
+        }
         if ack.ece && self.config.ecn {
             self.ece_acks += 1;
             self.on_ecn_echo(now);
@@ -328,12 +389,30 @@ impl TcpSender {
             return;
         }
         let acked = ackno - self.snd_una;
-        self.take_rtt_sample(now, ackno);
+        let rtt_sample = self.take_rtt_sample(now, ackno);
         self.snd_una = ackno;
         self.snd_nxt = self.snd_nxt.max(ackno);
         if self.in_recovery {
             if self.recover.is_some_and(|recover| ackno < recover) {
-                self.on_partial_ack(now, acked);
+                if self.scoreboard.is_some() {
+                    // RFC 6675 §5 (B): the scoreboard is updated; the pipe
+                    // is recomputed at the next poll. RFC 6298 §5.3
+                    // restarts the timer.
+                    self.restart_timer(now);
+                } else {
+                    self.on_partial_ack(now, acked);
+                }
+                return;
+            }
+            if self.scoreboard.is_some() {
+                // RFC 6675 §5 (A): "An incoming cumulative ACK for a
+                // sequence number greater than RecoveryPoint signals the end
+                // of loss recovery"; cwnd stays at ssthresh (step 4.2), as
+                // it was never inflated.
+                self.in_recovery = false;
+                self.bytes_acked_ca = 0;
+                self.dupacks = 0;
+                self.restart_timer(now);
                 return;
             }
             // RFC 6582 §3.2 step 6, full acknowledgment: "Set cwnd to either
@@ -351,59 +430,31 @@ impl TcpSender {
         } else if !(ack.ece && self.config.ecn) {
             // RFC 3168 §6.1.2: "The sender SHOULD NOT increase the congestion
             // window in response to the receipt of an ECN-Echo ACK packet."
-            self.grow_cwnd(acked);
+            self.grow_cwnd(now, acked, rtt_sample);
         }
         self.dupacks = 0;
         self.restart_timer(now);
     }
 
-    /// RFC 3168 §6.1.2: "The indication of congestion should be treated
-    /// just as a congestion loss in non-ECN-Capable TCP. That is, the TCP
-    /// source halves the congestion window "cwnd" and reduces the slow start
-    /// threshold "ssthresh"" — at most once per window of data, and without
-    /// retransmitting anything.
-    fn on_ecn_echo(&mut self, now: Instant) {
-        // "TCP should not react to congestion indications more than once
-        // every window of data": not during a loss recovery, nor before the
-        // data outstanding at the last reduction is acknowledged.
-        let reduced_this_window = self.ecn_recover.is_some_and(|r| self.snd_una < r);
-        if self.in_recovery || reduced_this_window {
-            return;
-        }
-        let mss = self.config.mss;
-        // As for a loss, RFC 5681 §3.2 eq. 4.
-        let flight = self.snd_max - self.snd_una;
-        self.ssthresh = (flight / 2).max(2 * mss);
-        self.cwnd = self.cwnd.min(self.ssthresh).max(mss);
-        self.bytes_acked_ca = 0;
-        self.note_window_reduction();
-        self.ecn_reductions += 1;
-        // "the sending TCP MUST reset the retransmit timer on receiving the
-        // ECN-Echo packet when the congestion window is one."
-        if self.cwnd <= mss {
-            self.restart_timer(now);
-        }
-    }
-
-    /// Records a window reduction for RFC 3168 §6.1.2: no ECE reduces again
-    /// within this window, and the next new segment carries CWR.
-    fn note_window_reduction(&mut self) {
-        if self.config.ecn {
-            self.ecn_recover = Some(self.snd_max);
-            self.cwr_pending = true;
-        }
-    }
-
     fn on_duplicate_ack(&mut self) {
         let mss = self.config.mss;
         if self.in_recovery {
-            // RFC 6582 §3.2 step 3: "For each additional duplicate ACK
-            // received (after the third), increment cwnd by SMSS."
-            self.cwnd = self.cwnd.saturating_add(mss);
+            if self.scoreboard.is_none() {
+                // RFC 6582 §3.2 step 3: "For each additional duplicate ACK
+                // received (after the third), increment cwnd by SMSS."
+                self.cwnd = self.cwnd.saturating_add(mss);
+            }
+            // RFC 6675 §5 (B): the scoreboard took the ACK's blocks.
             return;
         }
         self.dupacks = self.dupacks.saturating_add(1);
-        if self.dupacks != self.config.dupack_threshold {
+        if self.scoreboard.is_some() {
+            // RFC 6675 §5: enter recovery once DupAcks >= DupThresh, or
+            // (step 2) earlier when IsLost (HighACK + 1).
+            if self.dupacks < self.config.dupack_threshold && !self.head_is_lost() {
+                return;
+            }
+        } else if self.dupacks != self.config.dupack_threshold {
             return;
         }
         // RFC 6582 §3.2 step 2: "When the third duplicate ACK is received, the
@@ -423,9 +474,13 @@ impl TcpSender {
         // dropped and/or CE packets from a single window of data").
         let flight = self.snd_max - self.snd_una;
         if self.ecn_recover.is_none_or(|r| self.snd_una >= r) {
-            self.ssthresh = (flight / 2).max(2 * mss);
+            self.ssthresh = self.reduced_ssthresh(flight);
         }
         self.note_window_reduction();
+        if self.scoreboard.is_some() {
+            self.enter_sack_recovery();
+            return;
+        }
         // RFC 5681 §3.2 step 3: "The lost segment starting at SND.UNA MUST be
         // retransmitted and cwnd set to ssthresh plus 3*SMSS."
         self.pending_retransmit = Some(self.snd_una);
@@ -458,52 +513,7 @@ impl TcpSender {
         }
     }
 
-    fn grow_cwnd(&mut self, acked: u64) {
-        let mss = self.config.mss;
-        let slow_start = self.cwnd < self.ssthresh;
-        let increase = match (self.config.cwnd_increase, slow_start) {
-            // RFC 5681 §3.1 eq. 2: "cwnd += min (N, SMSS)"
-            (CwndIncrease::PerAck, true) => acked.min(mss),
-            // RFC 5681 §3.1 eq. 3: "cwnd += SMSS*SMSS/cwnd", and "if the above
-            // formula yields 0, the result SHOULD be rounded up to 1 byte".
-            (CwndIncrease::PerAck, false) => (mss * mss / self.cwnd).max(1),
-            // RFC 3465 §2.2: "cwnd = cwnd + min (N, L*SMSS)"
-            (CwndIncrease::ByteCounting { limit_segments }, true) => {
-                acked.min(u64::from(limit_segments).saturating_mul(mss))
-            }
-            // RFC 3465 §2.1: "When bytes_acked becomes greater than or equal to
-            // the value of the congestion window, bytes_acked is reduced by
-            // the value of cwnd. Next, cwnd is incremented by a full-sized
-            // segment (SMSS)."
-            (CwndIncrease::ByteCounting { .. }, false) => {
-                self.bytes_acked_ca = self.bytes_acked_ca.saturating_add(acked);
-                if self.bytes_acked_ca >= self.cwnd {
-                    self.bytes_acked_ca -= self.cwnd;
-                    mss
-                } else {
-                    0
-                }
-            }
-        };
-        // The cap stops growth (ns-2 `maxcwnd_`, Linux `snd_cwnd_clamp`),
-        // so that a capped sender's cwnd says what it may send.
-        self.cwnd = self
-            .cwnd
-            .saturating_add(increase)
-            .min(self.max_window().max(self.cwnd));
-    }
-
-    /// The most the sender may have outstanding: the receive window, and
-    /// the configured [`TcpConfig::max_window`] if any.
-    fn max_window(&self) -> u64 {
-        self.config
-            .max_window
-            .map_or(self.config.receive_window, |cap| {
-                cap.min(self.config.receive_window)
-            })
-    }
-
-    fn take_rtt_sample(&mut self, now: Instant, ackno: u64) {
+    fn take_rtt_sample(&mut self, now: Instant, ackno: u64) -> Option<Duration> {
         let mut clean = true;
         let mut newest = None;
         while let Some(record) = self.sent.front().copied() {
@@ -524,9 +534,12 @@ impl TcpSender {
         // RFC 6298 §3 (Karn): "RTT samples MUST NOT be made using segments
         // that were retransmitted". An ACK covering any resent byte may have
         // been triggered by the resend, so it gives no sample at all.
-        if let (true, Some(sent_at)) = (clean, newest) {
-            self.rtt.on_sample(now.saturating_duration_since(sent_at));
-        }
+        let (true, Some(sent_at)) = (clean, newest) else {
+            return None;
+        };
+        let sample = now.saturating_duration_since(sent_at);
+        self.rtt.on_sample(sample);
+        Some(sample)
     }
 
     fn restart_timer(&mut self, now: Instant) {
@@ -554,7 +567,12 @@ impl TcpSender {
         // set to no more than the value given in equation (4)".
         if self.last_timeout_una != Some(self.snd_una) {
             let flight = self.snd_max - self.snd_una;
-            self.ssthresh = (flight / 2).max(2 * mss);
+            self.ssthresh = self.reduced_ssthresh(flight);
+            if let Some(cubic) = self.cubic.as_mut() {
+                // RFC 9438 §4.8: the next congestion-avoidance stage starts
+                // from K = 0 and W_max = cwnd.
+                cubic.note_timeout();
+            }
         }
         self.last_timeout_una = Some(self.snd_una);
         self.note_window_reduction();
@@ -574,6 +592,13 @@ impl TcpSender {
         // acknowledged"; the model then goes back N and resends the rest as
         // the window reopens.
         self.snd_nxt = self.snd_una;
+        if let Some(board) = self.scoreboard.as_mut() {
+            // RFC 6675 §5.1: "a TCP sender MUST 'ignore prior SACK
+            // information in determining which data to retransmit'".
+            board.clear();
+            self.high_rxt = self.snd_una;
+            self.rescue_rxt = None;
+        }
         // RFC 6298 §5.5 back off, §5.6 restart the timer.
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());

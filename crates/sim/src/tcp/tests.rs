@@ -7,10 +7,13 @@ use fairstream_proto::time::Instant;
 
 use super::*;
 
+mod cubic;
+mod cubic_response;
 mod ecn;
 mod harness;
 mod padhye;
 mod props;
+mod sack;
 
 use harness::Harness;
 

@@ -29,6 +29,7 @@ fn ece(cumulative: u64) -> Ack {
     Ack {
         cumulative,
         ece: true,
+        sack: None,
     }
 }
 

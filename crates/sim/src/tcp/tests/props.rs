@@ -6,7 +6,10 @@ use fairstream_proto::time::Instant;
 use proptest::prelude::*;
 
 use super::{config, MSS};
-use crate::tcp::{Ack, CongestionState, CwndIncrease, Segment, TcpReceiver, TcpSender};
+use crate::tcp::{
+    Ack, CongestionControl, CongestionState, CubicConfig, CwndIncrease, SackBlock, Segment,
+    TcpReceiver, TcpSender, MAX_SACK_BLOCKS,
+};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -18,6 +21,9 @@ enum Op {
     AckRaw(u64),
     /// An ACK at a segment boundary with ECN-Echo (RFC 3168 §6.1.2).
     AckEce(u64),
+    /// A duplicate-or-new ACK with one SACK block of `len` segments from
+    /// segment `start` (any value, sent or not).
+    AckSack(u64, u64, u64),
     Advance(u64),
     Timeout,
 }
@@ -28,6 +34,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (0u64..400).prop_map(Op::AckSegment),
         1 => any::<u64>().prop_map(Op::AckRaw),
         2 => (0u64..400).prop_map(Op::AckEce),
+        4 => (0u64..400, 0u64..420, 0u64..6).prop_map(|(a, s, l)| Op::AckSack(a, s, l)),
         2 => (0u64..2_000).prop_map(Op::Advance),
         1 => Just(Op::Timeout),
     ]
@@ -39,9 +46,15 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..400),
         abc in any::<bool>(),
         ecn in any::<bool>(),
+        sack in any::<bool>(),
+        cubic in any::<bool>(),
     ) {
         let mut c = config(3, None);
         c.ecn = ecn;
+        c.sack = sack;
+        if cubic {
+            c.congestion_control = CongestionControl::Cubic(CubicConfig::default());
+        }
         if abc {
             c.cwnd_increase = CwndIncrease::ByteCounting { limit_segments: 2 };
         }
@@ -61,14 +74,26 @@ proptest! {
                         // New data only when the window allows it; a fast or
                         // partial-ACK retransmission may exceed a deflated
                         // window but never adds to the flight.
-                        if sender.bytes_in_flight() > flight_before {
+                        if sack && sender.state() == CongestionState::FastRecovery {
+                            // RFC 6675 §5 (C): only while cwnd - pipe >= 1
+                            // SMSS (the first retransmission aside).
+                            prop_assert!(
+                                sender.pipe() <= sender.cwnd() + MSS,
+                                "pipe {} cwnd {}", sender.pipe(), sender.cwnd()
+                            );
+                        } else if sender.bytes_in_flight() > flight_before {
                             prop_assert!(sender.bytes_in_flight() <= sender.cwnd());
                         }
                     }
                 }
                 Op::AckSegment(i) => sender.on_ack(now, &Ack::new(i * MSS)),
                 Op::AckRaw(a) => sender.on_ack(now, &Ack::new(a)),
-                Op::AckEce(i) => sender.on_ack(now, &Ack { cumulative: i * MSS, ece: true }),
+                Op::AckEce(i) => sender.on_ack(now, &Ack { cumulative: i * MSS, ece: true, sack: None }),
+                Op::AckSack(i, start, len) => {
+                    let block = SackBlock { start: start * MSS, end: (start + len) * MSS };
+                    let ack = Ack { sack: Some(vec![block].into_boxed_slice()), ..Ack::new(i * MSS) };
+                    sender.on_ack(now, &ack);
+                }
                 Op::Advance(ms) => now += Duration::from_millis(ms),
                 Op::Timeout => {
                     if let Some(t) = sender.next_timeout() {
@@ -98,9 +123,11 @@ proptest! {
     fn receiver_never_panics_and_acks_monotonically(
         segments in proptest::collection::vec((0u64..200, 0u64..3000, 0u64..500), 1..300),
         delayed in any::<bool>(),
+        sack in any::<bool>(),
     ) {
         let mut c = config(3, None);
         c.receive_window = 50 * MSS;
+        c.sack = sack;
         if delayed {
             c.delayed_ack = Some(Duration::from_millis(200));
         }
@@ -114,6 +141,17 @@ proptest! {
             for ack in acks.into_iter().flatten() {
                 prop_assert!(ack.cumulative >= last);
                 last = ack.cumulative;
+                // RFC 2018: blocks above the cumulative ACK, disjoint, at
+                // most MAX_SACK_BLOCKS, none without SACK.
+                let blocks = ack.sack_blocks();
+                prop_assert!(sack || blocks.is_empty());
+                prop_assert!(blocks.len() <= MAX_SACK_BLOCKS);
+                for (i, b) in blocks.iter().enumerate() {
+                    prop_assert!(b.start > ack.cumulative && b.end > b.start);
+                    for other in &blocks[i + 1..] {
+                        prop_assert!(other.end < b.start || other.start > b.end);
+                    }
+                }
             }
             prop_assert!(receiver.bytes_out_of_order() <= 50 * MSS);
             prop_assert!(receiver.bytes_delivered() >= last);
