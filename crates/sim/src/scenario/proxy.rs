@@ -143,13 +143,17 @@ pub(super) fn proxy_from_raw(
             ),
         ));
     }
-    if !dccp(&flow.transport) && !matches!(flow.transport, Transport::TcpNewReno { .. }) {
+    let tcp = matches!(
+        flow.transport,
+        Transport::TcpNewReno { .. } | Transport::TcpCubic { .. }
+    );
+    if !dccp(&flow.transport) && !tcp {
         return Err(refuse(
             proxy.span(),
             "",
             format!(
                 "the upstream leg is DCCP (cc = \"tfrc\", \"tfrc-sp\", \"ccid2\" \
-                 or \"fixed\") or RTP over TCP (\"tcp-newreno\"), not {}",
+                 or \"fixed\") or RTP over TCP (\"tcp-newreno\", \"tcp-cubic\"), not {}",
                 flow.transport.cc_name()
             ),
         ));
