@@ -153,12 +153,10 @@ fn a_g711_call_over_a_satellite_like_path_scores_as_the_emodel_says() {
     let received = wait(receiver, Duration::from_secs(120));
     let emulated = wait(emulator, Duration::from_secs(120));
     let sender_err = String::from_utf8_lossy(&sent.stderr);
-    // On a 600 ms RTT the sender may report its Close unanswered (the
-    // receiver had closed); the call itself is what is checked here.
-    assert!(
-        sent.status.success() || sender_err.contains("did not answer the Close"),
-        "{sender_err}"
-    );
+    // The sender's Close is answered on a 600 ms RTT too: it waits for the
+    // session's linger (three RTTs with retransmission on) besides the
+    // close timeout (it once gave up after 2.2 s and failed the run).
+    assert!(sent.status.success(), "{sender_err}");
     let receiver_err = String::from_utf8_lossy(&received.stderr);
     assert!(received.status.success(), "{receiver_err}");
     assert!(emulated.status.success());

@@ -302,12 +302,16 @@ impl Run {
     fn run(mut self, stop: &AtomicBool) -> Result<SendReport, SendError> {
         let interval = self.sender.config.stats.interval;
         let mut next_stats = interval.map(|i| self.start + i);
-        let mut closing: Option<Instant> = None;
+        // When the close began, and how long the session lingers first.
+        let mut closing: Option<(Instant, Duration)> = None;
         let mut failure: Option<SendError> = None;
         loop {
             let now = self.clock.now();
-            if let Some(since) = closing {
-                let close_wait = self.sender.config.close_timeout + Duration::from_millis(200);
+            if let Some((since, linger)) = closing {
+                // The session lingers (three RTTs with retransmission on)
+                // before its connections send their Close.
+                let close_wait =
+                    self.sender.config.close_timeout + linger + Duration::from_millis(200);
                 if self.all_closed() || now - since > close_wait {
                     self.report.closed_cleanly = self.all_closed();
                     if !self.report.closed_cleanly
@@ -324,7 +328,7 @@ impl Run {
             } else if let Some(reason) = self.stop_reason(now, stop) {
                 self.report.stopped_by = reason.into();
                 self.session.close(now);
-                closing = Some(now);
+                closing = Some((now, self.close_linger()));
             }
             if self.media_start.is_none() {
                 if self.any_connected() {
@@ -367,7 +371,7 @@ impl Run {
                     // Close the connections in order before reporting it.
                     self.report.stopped_by = "error".into();
                     self.session.close(now);
-                    closing = Some(now);
+                    closing = Some((now, self.close_linger()));
                     failure = Some(error);
                 }
                 self.feed(now);
@@ -501,6 +505,17 @@ impl Run {
             .connection_ids()
             .filter_map(|id| endpoint.connection(id))
             .all(|c| c.state() >= State::TimeWait)
+    }
+
+    /// How long the session lingers after `close` before its connections
+    /// send their Close: three RTTs with retransmission on, so that what
+    /// the receiver asks for at the end can still be resent.
+    fn close_linger(&self) -> Duration {
+        if self.sender.config.url.arq.unwrap_or(true) {
+            3 * crate::peer::largest_rtt(self.session.endpoint()).unwrap_or_default()
+        } else {
+            Duration::ZERO
+        }
     }
 
     fn socket_error(&mut self, error: io::Error, closing: bool) -> Result<(), SendError> {
