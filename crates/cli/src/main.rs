@@ -59,9 +59,11 @@ enum Command {
     ///
     /// Prints a JSON summary (per flow: throughput, goodput, losses split into
     /// congestion and channel losses, loss event rate, RTT, delay, rate
-    /// variation; per link direction: utilisation, drops) on stdout. The same
-    /// scenario and seed always give the same output, byte for byte. Every key
-    /// of a scenario file, with its unit and default, is in docs/scenarios.md;
+    /// variation; per link direction: utilisation, drops; `events`, the
+    /// engine events processed) on stdout. The same scenario and seed always
+    /// give the same output, byte for byte. Unless --quiet, stderr ends with
+    /// the events, the wall time and the events per second. Every key of a
+    /// scenario file, with its unit and default, is in docs/scenarios.md;
     /// examples are in experiments/.
     Simulate(simulate_cmd::SimulateArgs),
     /// Run a scenario over a grid of parameters and seeds, with 95 % confidence intervals

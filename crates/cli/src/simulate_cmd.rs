@@ -182,14 +182,18 @@ fn run_with_progress(simulation: &mut Simulation, scenario: &Scenario, quiet: bo
         );
         let _ = stderr.flush();
     });
-    if drawn {
+    if show {
+        // Wall time and speed stay out of the summary, which must be the
+        // same bytes for the same scenario and seed.
+        let wall = started.elapsed().as_secs_f64();
         let _ = writeln!(
             stderr,
-            "{}done: {} events in {:.1} s of wall time{}",
-            if tty { "\r" } else { "" },
+            "{}done: {} events in {:.2} s of wall time ({:.2} M events/s){}",
+            if tty && drawn { "\r" } else { "" },
             summary.events,
-            started.elapsed().as_secs_f64(),
-            " ".repeat(if tty { 40 } else { 0 })
+            wall,
+            summary.events as f64 / wall.max(1e-9) / 1e6,
+            " ".repeat(if tty && drawn { 40 } else { 0 })
         );
     }
     summary

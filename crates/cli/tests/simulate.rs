@@ -135,6 +135,20 @@ fn a_hand_written_scenario_runs_and_prints_the_summary() {
     ]);
     assert_eq!(other["seed"], 9);
     assert_eq!(other["sim_time_s"].as_f64(), Some(5.0));
+    // Without --quiet, stderr's last line gives the events the summary
+    // counts and their rate on the wall clock.
+    let output = Command::new(env!("CARGO_BIN_EXE_fairstream"))
+        .args(["simulate", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events = summary["events"].as_u64().unwrap();
+    assert!(events > 0);
+    assert!(
+        stderr.contains(&format!("done: {events} events in ")) && stderr.contains("M events/s"),
+        "{stderr}"
+    );
 }
 
 #[test]
