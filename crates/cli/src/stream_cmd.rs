@@ -493,6 +493,12 @@ pub(crate) fn run_send(args: &SendArgs) -> Result<()> {
     config.stats = args.stats.config();
     config.temporal_layers = layers;
     config.save = args.save.clone();
+    send_and_print(config)
+}
+
+/// Runs the sender until it ends or a signal stops it, and prints its
+/// summary.
+fn send_and_print(config: SendConfig) -> Result<()> {
     let stats_to_stdout = config.stats.to_stdout();
     let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
     let report = fairstream_net::send::run(config, stop)?;
@@ -521,12 +527,7 @@ fn run_send_voice(args: &SendArgs, url: DccpUrl, mut voice: VoiceSpec) -> Result
     config.duration = args.duration;
     config.handshake_timeout = args.handshake_timeout;
     config.stats = args.stats.config();
-    let stats_to_stdout = config.stats.to_stdout();
-    let stop = fairstream_net::signal::stop_on_signal().map_err(anyhow::Error::msg)?;
-    let report = fairstream_net::send::run(config, stop)?;
-    let line = serde_json::to_string(&report).context("summary")?;
-    print_summary(&line, stats_to_stdout);
-    Ok(())
+    send_and_print(config)
 }
 
 /// `fairstream recv`'s summary: the run's report, and with `--reference`

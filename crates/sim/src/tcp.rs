@@ -48,6 +48,24 @@
 //! once [`TcpSender::next_timeout`] has passed; the receiver side is the same
 //! with [`TcpReceiver::on_segment`]. After every input, poll again.
 
+/// Adds the byte range [start, end) to `ranges` (start → end, disjoint),
+/// merged with every range it overlaps or touches: the receiver's
+/// out-of-order data and the sender's SACK scoreboard keep their ranges so.
+fn merge_range(ranges: &mut std::collections::BTreeMap<u64, u64>, mut start: u64, mut end: u64) {
+    let touching: Vec<(u64, u64)> = ranges
+        .range(..=end)
+        .rev()
+        .take_while(|&(_, &range_end)| range_end >= start)
+        .map(|(&s, &e)| (s, e))
+        .collect();
+    for (range_start, range_end) in touching {
+        ranges.remove(&range_start);
+        start = start.min(range_start);
+        end = end.max(range_end);
+    }
+    ranges.insert(start, end);
+}
+
 mod cubic;
 mod hystart;
 mod receiver;

@@ -60,44 +60,24 @@ impl RecvRun {
             )
         });
         let voice = self.voice.as_mut().map(|v| v.report(now));
-        if let Some(voice) = &voice {
-            let line = voice_line(time_s, conns.len(), rate, voice);
-            let record = RecvStatsLine {
-                time_s,
-                role: "recv",
-                connections: conns.len(),
-                receive_rate_bps: rate,
-                packets_received: self.report.packets_received,
-                bytes_received: self.report.bytes_received,
-                frames_written: self.report.frames_written,
-                bytes_written: self.report.bytes_written,
-                frames_lost: lost,
+        let line = match &voice {
+            // A call's line: its frames and score instead of video's.
+            Some(voice) => voice_line(time_s, conns.len(), rate, voice),
+            None => format!(
+                "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}{controller}",
+                conns.len(),
+                self.report.packets_received,
+                self.report.frames_written,
+                lost.by_type.i,
+                lost.by_type.p,
+                lost.by_type.b,
+                lost.unknown,
                 buffer_s,
-                startup_delay_s: None,
-                stalls: 0,
-                fec: self.fec.stats,
-                conns: &conns,
-                buffer: None,
-                voice: voice.clone().into(),
-            };
-            let written = self.sink.report(&line, &record);
-            self.stats_failures.check("recv", written);
-            return;
-        }
-        let line = format!(
-            "{time_s:7.1}s recv: {} conns, {} packets, {} frames written, lost I {} P {} B {} ? {}, buffer {:.2} s, stalls {}, {}{controller}",
-            conns.len(),
-            self.report.packets_received,
-            self.report.frames_written,
-            lost.by_type.i,
-            lost.by_type.p,
-            lost.by_type.b,
-            lost.unknown,
-            buffer_s,
-            self.player.stalls,
-            human_rate(rate),
-        );
-        if let Some(relay) = self.output.relay() {
+                self.player.stalls,
+                human_rate(rate),
+            ),
+        };
+        if let (None, Some(relay)) = (&voice, self.output.relay()) {
             let report = &self.report;
             relay.publish(|p| {
                 p.upstream = conns.clone();
@@ -105,6 +85,8 @@ impl RecvRun {
                 p.upstream_bytes = report.bytes_received;
             });
         }
+        // A call has no video player: no start-up delay, stalls or buffer.
+        let video = voice.is_none();
         let record = RecvStatsLine {
             time_s,
             role: "recv",
@@ -116,12 +98,12 @@ impl RecvRun {
             bytes_written: self.report.bytes_written,
             frames_lost: lost,
             buffer_s,
-            startup_delay_s: self.player.startup_delay_s,
-            stalls: self.player.stalls,
+            startup_delay_s: self.player.startup_delay_s.filter(|_| video),
+            stalls: if video { self.player.stalls } else { 0 },
             fec: self.fec.stats,
             conns: &conns,
-            buffer,
-            voice: None,
+            buffer: buffer.filter(|_| video),
+            voice,
         };
         let written = self.sink.report(&line, &record);
         self.stats_failures.check("recv", written);

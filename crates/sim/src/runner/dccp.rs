@@ -23,7 +23,7 @@ use fairstream_proto::units::Rate;
 
 use super::layered::LayeredApp;
 use super::media::MediaApp;
-use super::relay::{RelayedPacket, SharedRelay};
+use super::relay::SharedRelay;
 use super::voice::VoiceApp;
 use crate::network::Body;
 use crate::rng::SimRng;
@@ -394,10 +394,7 @@ impl DccpEnds {
                     if let Some(media) = &mut self.media {
                         media.on_received(now, &data);
                         if let Some(relay) = &self.relay_out {
-                            relay.push(RelayedPacket {
-                                frame_type: media.frame_type_of(&data),
-                                bytes: data.clone(),
-                            });
+                            relay.forward(media, data.clone());
                         }
                     }
                     if let Some(voice) = &mut self.voice {

@@ -17,6 +17,7 @@ use fairstream_media::stream::{
 };
 use fairstream_proto::session::{DatagramMeta, FecTag};
 use fairstream_proto::time::Instant;
+use fairstream_proto::wire::rtp::RtpRepr;
 
 use crate::scenario::{
     MediaConfig, MediaSourceConfig, PlayerSetting, SendMode, StartupDelaySetting,
@@ -426,19 +427,18 @@ impl MediaApp {
         (release > now).then_some(release)
     }
 
-    /// The type of the frame an RTP packet of this stream belongs to, from
-    /// its timestamp (RFC 3550 §5.1: bytes 4-7; the stream's frame i has
-    /// `rtp_timestamp(i, fps)`); `None` for what is not one of its packets.
+    /// The type of the frame an RTP packet of this stream belongs to;
+    /// `None` for what is not one of its packets.
     pub(super) fn frame_type_of(&self, packet: &[u8]) -> Option<FrameType> {
         let index = self.frame_of_packet(packet)?;
         self.stream.frames().get(index).map(|f| f.frame_type)
     }
 
-    /// The frame of an RTP packet of this stream, from its timestamp (RFC
-    /// 3550 §5.1: bytes 4-7; frame i has `rtp_timestamp(i, fps)`).
+    /// The frame of an RTP packet of this stream, from its timestamp
+    /// (frame i has `rtp_timestamp(i, fps)`); `None` for what is no RTP
+    /// packet.
     fn frame_of_packet(&self, packet: &[u8]) -> Option<usize> {
-        let bytes: [u8; 4] = packet.get(4..8)?.try_into().ok()?;
-        let timestamp = f64::from(u32::from_be_bytes(bytes));
+        let timestamp = f64::from(RtpRepr::parse_bytes(packet).ok()?.timestamp);
         Some((timestamp * self.stream.fps() / 90_000.0).round() as usize)
     }
 

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use fairstream_media::h264::FrameType;
 use fairstream_media::proxy::{BufferFigures, FrameQueue, QueuedFrame};
 
+use super::media::MediaApp;
+
 /// The buffer holds at most one packet per this many bytes of its limit
 /// (as `fairstream relay` holds NAL units).
 pub(super) const BYTES_PER_PACKET: u64 = 64;
@@ -57,8 +59,11 @@ impl SharedRelay {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(super) fn push(&self, packet: RelayedPacket) {
-        self.lock().push(packet);
+    /// Takes in an RTP packet of `media`'s stream that the upstream leg
+    /// received.
+    pub(super) fn forward(&self, media: &MediaApp, bytes: Vec<u8>) {
+        let frame_type = media.frame_type_of(&bytes);
+        self.lock().push(RelayedPacket { bytes, frame_type });
     }
 
     pub(super) fn pop(&self) -> Option<RelayedPacket> {

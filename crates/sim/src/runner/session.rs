@@ -17,7 +17,7 @@ use fairstream_proto::units::Rate;
 
 use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
-use super::relay::{RelayedPacket, SharedRelay};
+use super::relay::SharedRelay;
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::scenario::{
@@ -329,10 +329,7 @@ impl SessionEnds {
             if let Some(media) = &mut self.media {
                 media.on_received(now, &data);
                 if let Some(relay) = &self.relay_out {
-                    relay.push(RelayedPacket {
-                        frame_type: media.frame_type_of(&data),
-                        bytes: data.clone(),
-                    });
+                    relay.forward(media, data.clone());
                 }
             }
         }

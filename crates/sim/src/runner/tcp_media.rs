@@ -17,7 +17,7 @@ use std::time::Duration;
 use fairstream_proto::time::Instant;
 
 use super::media::MediaApp;
-use super::relay::{RelayedPacket, SharedRelay};
+use super::relay::SharedRelay;
 use crate::tcp::{TcpReceiver, TcpSender};
 
 /// RFC 4571 §2's framing: two bytes of length before each packet.
@@ -76,10 +76,7 @@ impl TcpMedia {
             if let Some((_, packet)) = self.in_stream.pop_front() {
                 self.app.on_received(now, &packet);
                 if let Some(relay) = &self.relay_out {
-                    relay.push(RelayedPacket {
-                        frame_type: self.app.frame_type_of(&packet),
-                        bytes: packet,
-                    });
+                    relay.forward(&self.app, packet);
                 }
             }
         }

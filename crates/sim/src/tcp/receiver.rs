@@ -150,7 +150,7 @@ impl TcpReceiver {
         if start > self.rcv_nxt {
             // RFC 5681 §4.2: "A TCP receiver SHOULD send an immediate
             // duplicate ACK when an out-of-order segment arrives."
-            self.insert_out_of_order(start, end);
+            super::merge_range(&mut self.out_of_order, start, end);
             return Some(self.ack_now(Some(start)));
         }
         let filled_gap = !self.out_of_order.is_empty();
@@ -178,23 +178,6 @@ impl TcpReceiver {
             self.ack_deadline = Some(now + delay);
         }
         None
-    }
-
-    fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) {
-        // Merge with every range that overlaps or touches [start, end).
-        let touching: Vec<(u64, u64)> = self
-            .out_of_order
-            .range(..=end)
-            .rev()
-            .take_while(|&(_, &range_end)| range_end >= start)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (range_start, range_end) in touching {
-            self.out_of_order.remove(&range_start);
-            start = start.min(range_start);
-            end = end.max(range_end);
-        }
-        self.out_of_order.insert(start, end);
     }
 
     /// The ACK to send now; `trigger` is the first byte of the

@@ -46,7 +46,7 @@ impl Scoreboard {
             let start = block.start.max(snd_una);
             let end = block.end.min(snd_max);
             if start < end {
-                self.insert(start, end);
+                super::merge_range(&mut self.sacked, start, end);
             }
         }
     }
@@ -63,22 +63,6 @@ impl Scoreboard {
                 break;
             }
         }
-    }
-
-    fn insert(&mut self, mut start: u64, mut end: u64) {
-        let touching: Vec<(u64, u64)> = self
-            .sacked
-            .range(..=end)
-            .rev()
-            .take_while(|&(_, &range_end)| range_end >= start)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (range_start, range_end) in touching {
-            self.sacked.remove(&range_start);
-            start = start.min(range_start);
-            end = end.max(range_end);
-        }
-        self.sacked.insert(start, end);
     }
 
     /// The SACKed range holding byte `seq`, if any.
