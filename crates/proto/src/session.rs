@@ -26,6 +26,7 @@ pub use receiver::{ReceiverSession, ReceiverSessionStats};
 pub use reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 pub use sender::{
     SenderSession, SessionConfig, SessionEvent, SessionSendError, SplitPolicy, MAX_HELD_REPORTS,
+    MAX_PATHS,
 };
 
 /// Bytes of the session header in front of every datagram: the sequence
@@ -45,6 +46,56 @@ pub const SESSION_FEC_TAG_BYTES: usize = 4;
 pub const SEQUENCE_MODULUS: u64 = 1 << 30;
 const TIMED_FLAG: u32 = 1 << 31;
 const FEC_FLAG: u32 = 1 << 30;
+
+/// The token that makes a session's paths known as one (issue 19): a
+/// bonded sender draws 64 random bits for the session and puts them, after
+/// the four bytes `FSBP`, as the application data of every Request it
+/// sends on any path ([`ConnectionConfig::request_data`]). A receiver
+/// serving a session admits another source address whose Requests carry
+/// the same token. The token is no secret (Requests go in clear): with a
+/// passphrase, a path's connection still opens only when the sender's
+/// sealed packets open (`docs/security.md`), so a stranger who read the
+/// token can add nothing to the stream.
+///
+/// [`ConnectionConfig::request_data`]: crate::conn::ConnectionConfig::request_data
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PathToken(pub u64);
+
+/// The four bytes in front of a [`PathToken`] in a Request.
+const PATH_TOKEN_MAGIC: [u8; 4] = *b"FSBP";
+
+impl PathToken {
+    /// Bytes of a token in a Request's application data.
+    pub const LEN: usize = 12;
+
+    /// The Request application data that carries it.
+    pub fn request_data(self) -> Vec<u8> {
+        let mut data = Vec::with_capacity(Self::LEN);
+        data.extend_from_slice(&PATH_TOKEN_MAGIC);
+        data.extend_from_slice(&self.0.to_be_bytes());
+        data
+    }
+
+    /// The token a Request's application data carries, if it carries one.
+    pub fn from_request_data(data: &[u8]) -> Option<PathToken> {
+        let rest = data.strip_prefix(&PATH_TOKEN_MAGIC)?;
+        let bytes: [u8; 8] = rest.get(..8)?.try_into().ok()?;
+        Some(PathToken(u64::from_be_bytes(bytes)))
+    }
+
+    /// The token carried by `bytes` if they are a valid DCCP-Request (its
+    /// checksum checked with `context`) with one.
+    pub fn peek_request(
+        bytes: &[u8],
+        context: &crate::wire::dccp::ChecksumContext,
+    ) -> Option<PathToken> {
+        let packet = crate::wire::dccp::DccpRepr::parse_bytes(bytes, context).ok()?;
+        if packet.kind.packet_type() != crate::wire::dccp::PacketType::Request {
+            return None;
+        }
+        PathToken::from_request_data(packet.payload)
+    }
+}
 
 /// Where a datagram sits in its packet-level FEC block: RS(n, k) over k
 /// data datagrams, their n − k parity datagrams sent right after them, so
@@ -140,5 +191,7 @@ impl SessionHeader {
     }
 }
 
+#[cfg(test)]
+mod bonding_tests;
 #[cfg(test)]
 mod tests;

@@ -267,6 +267,12 @@ pub struct ConnectionConfig {
     /// (which answers nothing larger than what it got, RFC 4340 §8.1.4's
     /// reason for cookies) can answer. Default 0: no padding.
     pub request_min_len: usize,
+    /// Application data a client's Requests carry (RFC 4340 §8.1.1: "Each
+    /// new DCCP-Request MUST ... contain the same Service Code and
+    /// application data as the original"). A bonded sender puts its
+    /// session token here, so that a receiver knows the session's other
+    /// paths ([`crate::session::PathToken`]). Default: none.
+    pub request_data: Vec<u8>,
 }
 
 impl Default for ConnectionConfig {
@@ -294,6 +300,7 @@ impl Default for ConnectionConfig {
             ccid2_ack_delay: Duration::from_millis(20),
             ecn: true,
             request_min_len: 0,
+            request_data: Vec::new(),
         }
     }
 }

@@ -65,7 +65,8 @@ impl Connection {
             .saturating_sub(header)
             .min(MAX_HEADER_LEN.saturating_sub(header));
         options.extend(std::iter::repeat_n(DccpOption::Padding, padding));
-        self.transmit(now, buf, kind, options, &[])
+        let data = self.config.request_data.clone();
+        self.transmit(now, buf, kind, options, &data)
     }
 
     fn poll_response(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {

@@ -304,6 +304,18 @@ impl ReceiverSession {
         self.endpoint.poll_transmit(now, buf).map(|(_, t)| t)
     }
 
+    /// [`poll_transmit`](Self::poll_transmit) with the connection the
+    /// packet belongs to (`None` for the endpoint's own answers, such as a
+    /// Reset to a stray packet): a driver serving a bonded sender sends
+    /// each connection's packets back on the path it came by.
+    pub fn poll_transmit_for(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(Option<ConnectionId>, Transmit)> {
+        self.endpoint.poll_transmit(now, buf)
+    }
+
     /// When [`handle_timeout`](Self::handle_timeout) must run.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let repeat = if self.asking() {

@@ -67,7 +67,20 @@ pub struct SessionConfig {
     pub dead_after_rtts: u32,
     /// The least silence that makes a connection dead. Default 500 ms.
     pub dead_after_min: Duration,
+    /// Network paths the session bonds (issue 19): each has its own
+    /// connections, their own TFRC state, and its own connection count
+    /// (a controller built from [`count`](Self::count) for each). The
+    /// driver sends each packet on the path
+    /// [`poll_transmit_on`](SenderSession::poll_transmit_on) names and
+    /// tells [`handle_datagram_on`](SenderSession::handle_datagram_on)
+    /// which path a datagram came from. Datagrams go to the connection
+    /// that delivers them soonest, counting each path's one-way delay.
+    /// Default 1.
+    pub paths: usize,
 }
+
+/// The most paths one session bonds.
+pub const MAX_PATHS: usize = 8;
 
 impl Default for SessionConfig {
     fn default() -> Self {
@@ -85,6 +98,7 @@ impl Default for SessionConfig {
             arq: ArqConfig::default(),
             dead_after_rtts: 4,
             dead_after_min: Duration::from_millis(500),
+            paths: 1,
         }
     }
 }
@@ -105,6 +119,19 @@ pub enum SessionEvent {
     ConnectionLost {
         /// Its local port.
         port: u16,
+    },
+    /// A path of a bonded session lost its last open connection (it fell
+    /// silent, or its handshakes failed): the session sends on the others
+    /// and keeps opening connections on it, which brings it back when it
+    /// answers again.
+    PathDown {
+        /// Its index.
+        path: usize,
+    },
+    /// A path that was down has an open connection again.
+    PathUp {
+        /// Its index.
+        path: usize,
     },
 }
 
@@ -127,6 +154,8 @@ pub enum SessionSendError {
 #[derive(Clone, Copy, Debug)]
 struct SenderConn {
     id: ConnectionId,
+    /// The path it runs on.
+    path: usize,
     closing: bool,
     /// Packets received from the peer on it when last looked, and when
     /// that count last rose.
@@ -137,15 +166,33 @@ struct SenderConn {
 }
 
 impl SenderConn {
-    fn new(id: ConnectionId, now: Instant) -> SenderConn {
+    fn new(id: ConnectionId, path: usize, now: Instant) -> SenderConn {
         SenderConn {
             id,
+            path,
             closing: false,
             heard: 0,
             last_heard: now,
             unanswered_since: None,
         }
     }
+}
+
+/// What the session keeps for each path.
+#[derive(Debug)]
+struct Path {
+    counter: ConnectionCounter,
+    next_open: Instant,
+    next_sample: Option<Instant>,
+    /// The feedback count of the connection the adaptive controller last
+    /// took a sample from (a new sample is one with a higher count).
+    last_feedback: Option<(ConnectionId, u64)>,
+    /// The CE marks that connection had reported by then.
+    last_ecn_marks: u64,
+    /// It had an open connection, and has none now.
+    down: bool,
+    /// It has had an open connection.
+    opened: bool,
 }
 
 /// A datagram waiting in the session queue.
@@ -161,7 +208,11 @@ struct Queued {
 pub struct SenderSession {
     config: SessionConfig,
     endpoint: Endpoint,
-    counter: ConnectionCounter,
+    /// One per path; path 0 is the only one of an unbonded session.
+    paths: Vec<Path>,
+    /// The path of every connection the endpoint may still send for
+    /// (closing ones included).
+    path_of: std::collections::BTreeMap<ConnectionId, usize>,
     conns: Vec<SenderConn>,
     /// Ports in use (by open or closing connections).
     next_port: u16,
@@ -180,8 +231,6 @@ pub struct SenderSession {
     /// [`close`](SenderSession::close) was called: the connections close
     /// at this time.
     linger_until: Option<Instant>,
-    next_open: Instant,
-    next_sample: Option<Instant>,
     events: VecDeque<SessionEvent>,
     last_target: Option<f64>,
     opened: u64,
@@ -191,11 +240,6 @@ pub struct SenderSession {
     max_open: usize,
     /// [`close`](SenderSession::close) was called: no connection opens.
     closed: bool,
-    /// The feedback count of the connection the adaptive controller last
-    /// took a sample from (a new sample is one with a higher count).
-    last_feedback: Option<(ConnectionId, u64)>,
-    /// The CE marks that connection had reported by then.
-    last_ecn_marks: u64,
     /// RTCP packets from the receiver the session does not act on, for
     /// [`poll_report`](SenderSession::poll_report); at most
     /// [`MAX_HELD_REPORTS`].
@@ -212,7 +256,26 @@ pub const MAX_HELD_REPORTS: usize = 64;
 impl SenderSession {
     /// A session that opens its first connection at `now`.
     pub fn new(config: SessionConfig, now: Instant) -> Result<SenderSession, MultiConfigError> {
-        let counter = config.count.build()?;
+        if config.paths == 0 || config.paths > MAX_PATHS {
+            return Err(MultiConfigError::OutOfRange {
+                name: "paths",
+                value: config.paths as f64,
+                range: "1..=8",
+            });
+        }
+        let paths = (0..config.paths)
+            .map(|_| {
+                Ok(Path {
+                    counter: config.count.build()?,
+                    next_open: now,
+                    next_sample: None,
+                    last_feedback: None,
+                    last_ecn_marks: 0,
+                    down: false,
+                    opened: false,
+                })
+            })
+            .collect::<Result<Vec<Path>, MultiConfigError>>()?;
         let endpoint = Endpoint::new(EndpointConfig {
             connection: config.connection.clone(),
             listen: false,
@@ -229,12 +292,11 @@ impl SenderSession {
             next_port: config.local_port,
             config,
             endpoint,
-            counter,
+            paths,
+            path_of: std::collections::BTreeMap::new(),
             conns: Vec::new(),
             queue: VecDeque::new(),
             next_seq: 0,
-            next_open: now,
-            next_sample: None,
             events: VecDeque::new(),
             last_target: None,
             opened: 0,
@@ -242,8 +304,6 @@ impl SenderSession {
             count_samples: 0,
             max_open: 0,
             closed: false,
-            last_feedback: None,
-            last_ecn_marks: 0,
             reports: VecDeque::new(),
             reports_dropped: 0,
         };
@@ -251,9 +311,39 @@ impl SenderSession {
         Ok(session)
     }
 
-    /// The connection-count controller.
+    /// The connection-count controller (of the first path; see
+    /// [`path_counter`](Self::path_counter)).
     pub fn counter(&self) -> &ConnectionCounter {
-        &self.counter
+        &self.paths[0].counter
+    }
+
+    /// The paths the session bonds.
+    pub fn paths(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// Path `path`'s connection-count controller.
+    pub fn path_counter(&self, path: usize) -> Option<&ConnectionCounter> {
+        self.paths.get(path).map(|p| &p.counter)
+    }
+
+    /// Connections open or opening (not closing) on path `path`.
+    pub fn open_connections_on(&self, path: usize) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| !c.closing && c.path == path)
+            .count()
+    }
+
+    /// Whether path `path` is down: it had an open connection and has
+    /// none now ([`SessionEvent::PathDown`]).
+    pub fn path_down(&self, path: usize) -> bool {
+        self.paths.get(path).is_some_and(|p| p.down)
+    }
+
+    /// The path connection `id` runs on.
+    pub fn path_of(&self, id: ConnectionId) -> Option<usize> {
+        self.path_of.get(&id).copied()
     }
 
     /// The endpoint (for statistics of the connections).
@@ -366,25 +456,54 @@ impl SenderSession {
         self.update(now);
     }
 
+    /// A datagram from the receiver that arrived on path `path`. A
+    /// datagram for a connection of another path is dropped: each path's
+    /// connections answer on their own path only, so that a packet
+    /// cannot make a path look alive that is not.
+    pub fn handle_datagram_on(&mut self, now: Instant, path: usize, bytes: &[u8], ecn: Ecn) {
+        if let Some((src, dst)) = crate::wire::dccp::peek_ports(bytes) {
+            let id = ConnectionId {
+                local_port: dst,
+                remote_port: src,
+            };
+            if self.path_of.get(&id).is_some_and(|p| *p != path) {
+                return;
+            }
+        }
+        self.handle_datagram_ecn(now, bytes, ecn);
+    }
+
     /// Runs the timers due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.endpoint.poll_timeout().is_some_and(|t| t <= now) {
             self.endpoint.handle_timeout(now);
         }
-        if self.next_sample.is_some_and(|t| t <= now) {
-            self.sample_rtt(now);
+        for path in 0..self.paths.len() {
+            if self.paths[path].next_sample.is_some_and(|t| t <= now) {
+                self.sample_rtt(now, path);
+            }
         }
         self.update(now);
     }
 
     /// The next packet to send.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.poll_transmit_on(now, buf).map(|(_, t)| t)
+    }
+
+    /// The next packet to send, and the path it goes on.
+    pub fn poll_transmit_on(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(usize, Transmit)> {
         self.dispatch(now);
-        let transmit = self.endpoint.poll_transmit(now, buf).map(|(_, t)| t);
-        if transmit.is_some() {
-            self.dispatch(now);
-        }
-        transmit
+        let (id, transmit) = self.endpoint.poll_transmit(now, buf)?;
+        self.dispatch(now);
+        // The endpoint's own answers (a Reset to a stray packet) belong to
+        // no connection: they go on the first path.
+        let path = id.and_then(|id| self.path_of(id)).unwrap_or(0);
+        Some((path, transmit))
     }
 
     /// The next event.
@@ -408,12 +527,10 @@ impl SenderSession {
 
     /// When [`handle_timeout`](Self::handle_timeout) must run.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let opening = (!self.closed && self.open_connections() < self.counter.connections())
-            .then_some(self.next_open);
         [
             self.endpoint.poll_timeout(),
-            self.next_sample,
-            opening,
+            self.paths.iter().filter_map(|p| p.next_sample).min(),
+            self.next_opening(),
             self.next_dead_check(),
             self.tail_probe_at(),
             self.linger_until,
@@ -434,11 +551,22 @@ impl SenderSession {
     /// driver still calls [`handle_timeout`](Self::handle_timeout) by
     /// `poll_timeout`.
     pub fn poll_precise_timeout(&self) -> Option<Instant> {
-        let opening = (!self.closed && self.open_connections() < self.counter.connections())
-            .then_some(self.next_open);
-        [self.endpoint.poll_timeout(), opening]
+        [self.endpoint.poll_timeout(), self.next_opening()]
             .into_iter()
             .flatten()
+            .min()
+    }
+
+    /// When the next connection opens, if a path wants one more.
+    fn next_opening(&self) -> Option<Instant> {
+        if self.closed {
+            return None;
+        }
+        self.paths
+            .iter()
+            .enumerate()
+            .filter(|(index, p)| self.open_connections_on(*index) < p.counter.connections())
+            .map(|(_, p)| p.next_open)
             .min()
     }
 
@@ -486,11 +614,11 @@ impl SenderSession {
         z ^ (z >> 31)
     }
 
-    /// One RTT sample for the controller: the mean smoothed RTT of the
-    /// connections that have one (paper 001 §3's per-RTT report).
-    fn sample_rtt(&mut self, now: Instant) {
-        let Some(mean) = self.mean_rtt() else {
-            self.next_sample = Some(now + Duration::from_millis(100));
+    /// One RTT sample for path `path`'s controller: the mean smoothed RTT
+    /// of its connections that have one (paper 001 §3's per-RTT report).
+    fn sample_rtt(&mut self, now: Instant, path: usize) {
+        let Some(mean) = self.mean_rtt_on(path) else {
+            self.paths[path].next_sample = Some(now + Duration::from_millis(100));
             return;
         };
         // The session's receive rate: the sum of the rates its connections'
@@ -498,7 +626,7 @@ impl SenderSession {
         let receive_rate: f64 = self
             .conns
             .iter()
-            .filter(|c| !c.closing)
+            .filter(|c| !c.closing && c.path == path)
             .filter_map(|c| self.endpoint.connection(c.id))
             .filter_map(|c| c.tfrc_sender())
             .map(|s| s.receive_rate().bytes_per_sec())
@@ -509,7 +637,7 @@ impl SenderSession {
         let s = self
             .conns
             .iter()
-            .filter(|c| !c.closing)
+            .filter(|c| !c.closing && c.path == path)
             .filter_map(|c| self.endpoint.connection(c.id))
             .filter_map(|c| c.tfrc_sender())
             .map(|t| t.segment_size())
@@ -519,25 +647,31 @@ impl SenderSession {
             .then(|| Duration::try_from_secs_f64(s / receive_rate).ok())
             .flatten();
         if matches!(self.config.count, ConnectionCountConfig::Adaptive(_)) {
-            self.adaptive_report(now, packet_time);
+            self.adaptive_report(now, path, packet_time);
         } else {
-            self.counter.on_report(now, mean, packet_time);
+            self.paths[path].counter.on_report(now, mean, packet_time);
         }
         if matches!(self.config.count, ConnectionCountConfig::Aggregate(_)) {
             // The aggregate: one connection at the MulTFRC rate of n flows.
-            let n = self.counter.n();
-            for conn in &self.conns {
+            let n = self.paths[path].counter.n();
+            for conn in self.conns.iter().filter(|c| c.path == path) {
                 if let Some(c) = self.endpoint.connection_mut(conn.id) {
                     c.set_tfrc_flows(n);
                 }
             }
         }
-        // The aggregate's "connections" are its fractional n.
-        self.count_sum += if self.counter.is_fractional() {
-            self.counter.n()
-        } else {
-            self.open_connections() as f64
-        };
+        // The aggregate's "connections" are its fractional n; a bonded
+        // session's, the sum over its paths.
+        self.count_sum += (0..self.paths.len())
+            .map(|p| {
+                let counter = &self.paths[p].counter;
+                if counter.is_fractional() {
+                    counter.n()
+                } else {
+                    self.open_connections_on(p) as f64
+                }
+            })
+            .sum::<f64>();
         self.count_samples += 1;
         // The adaptive controller takes every feedback's raw sample (its
         // window minimum needs them all): look four times per RTT.
@@ -546,22 +680,23 @@ impl SenderSession {
         } else {
             mean
         };
-        self.next_sample = Some(now + period.max(Duration::from_millis(1)));
+        self.paths[path].next_sample = Some(now + period.max(Duration::from_millis(1)));
     }
 
     /// Gives the adaptive controller the newest feedback's raw RTT sample,
     /// if there is a new one.
-    fn adaptive_report(&mut self, now: Instant, packet_time: Option<Duration>) {
+    fn adaptive_report(&mut self, now: Instant, path: usize, packet_time: Option<Duration>) {
         let Some((id, sender)) = self
             .conns
             .iter()
-            .filter(|c| !c.closing)
+            .filter(|c| !c.closing && c.path == path)
             .find_map(|c| Some((c.id, self.endpoint.connection(c.id)?.tfrc_sender()?)))
         else {
             return;
         };
+        let state = &mut self.paths[path];
         let count = sender.feedback_count();
-        if self.last_feedback == Some((id, count)) {
+        if state.last_feedback == Some((id, count)) {
             return;
         }
         let (Some(rtt_sample), Some(srtt)) =
@@ -577,18 +712,18 @@ impl SenderSession {
             equation_rate: sender.equation_rate().map(|r| r.bytes_per_sec()),
             losses_per_event: sender.losses_per_event(),
             receive_rate: sender.receive_rate().bytes_per_sec(),
-            ce_marks: if self.last_feedback.is_some_and(|(last, _)| last == id) {
+            ce_marks: if state.last_feedback.is_some_and(|(last, _)| last == id) {
                 sender
                     .ecn_marks_reported()
-                    .saturating_sub(self.last_ecn_marks)
+                    .saturating_sub(state.last_ecn_marks)
             } else {
                 0
             },
         };
-        self.last_ecn_marks = sender.ecn_marks_reported();
-        self.last_feedback = Some((id, count));
-        if self.counter.on_adaptive_report(now, report).is_some() {
-            let target = self
+        state.last_ecn_marks = sender.ecn_marks_reported();
+        state.last_feedback = Some((id, count));
+        if state.counter.on_adaptive_report(now, report).is_some() {
+            let target = state
                 .counter
                 .adaptive()
                 .and_then(|a| a.target_rate())
@@ -619,6 +754,8 @@ impl SenderSession {
         }
         let endpoint = &self.endpoint;
         self.conns.retain(|c| endpoint.connection(c.id).is_some());
+        self.path_of
+            .retain(|id, _| endpoint.connection(*id).is_some());
         self.watch_connections(now);
         self.store.prune(now);
         self.probe_tail(now);
@@ -626,20 +763,53 @@ impl SenderSession {
             self.close_connections(now);
         }
         let before = self.open_connections();
-        let wanted = self.counter.connections();
-        if !self.closed && self.open_connections() < wanted && now >= self.next_open {
+        for path in 0..self.paths.len() {
+            self.open_or_close(now, path);
+        }
+        let open = self.open_connections();
+        self.max_open = self.max_open.max(open);
+        if open != before {
+            self.events
+                .push_back(SessionEvent::ConnectionsChanged { open });
+        }
+        if self.paths.len() > 1 {
+            self.watch_paths();
+        }
+        for path in 0..self.paths.len() {
+            if self.paths[path].next_sample.is_none() && self.conns.iter().any(|c| c.path == path) {
+                self.paths[path].next_sample = Some(now + Duration::from_millis(100));
+            }
+        }
+        self.dispatch(now);
+        self.publish_target();
+    }
+
+    /// Opens a connection on `path` if its count wants one more and the
+    /// start offset passed; closes its newest beyond the count.
+    fn open_or_close(&mut self, now: Instant, path: usize) {
+        let wanted = self.paths[path].counter.connections();
+        if !self.closed
+            && self.open_connections_on(path) < wanted
+            && now >= self.paths[path].next_open
+        {
             let port = self.free_port();
             let iss = self.iss();
             if let Ok(id) = self
                 .endpoint
                 .connect(now, port, self.config.remote_port, iss)
             {
-                self.conns.push(SenderConn::new(id, now));
-                self.next_open = now + self.config.start_offset;
+                self.conns.push(SenderConn::new(id, path, now));
+                self.path_of.insert(id, path);
+                self.paths[path].next_open = now + self.config.start_offset;
             }
         }
-        while self.open_connections() > wanted {
-            let Some(newest) = self.conns.iter_mut().rev().find(|c| !c.closing) else {
+        while self.open_connections_on(path) > wanted {
+            let Some(newest) = self
+                .conns
+                .iter_mut()
+                .rev()
+                .find(|c| !c.closing && c.path == path)
+            else {
                 break;
             };
             newest.closing = true;
@@ -648,17 +818,31 @@ impl SenderSession {
                 conn.close(now);
             }
         }
-        let open = self.open_connections();
-        self.max_open = self.max_open.max(open);
-        if open != before {
-            self.events
-                .push_back(SessionEvent::ConnectionsChanged { open });
+    }
+
+    /// Notes the paths that went down (no open connection left after they
+    /// had one) and came back.
+    fn watch_paths(&mut self) {
+        for path in 0..self.paths.len() {
+            let open = self.conns.iter().any(|c| {
+                c.path == path
+                    && !c.closing
+                    && self
+                        .endpoint
+                        .connection(c.id)
+                        .is_some_and(|conn| conn.state() == State::Open)
+            });
+            let state = &mut self.paths[path];
+            if open {
+                state.opened = true;
+                if std::mem::take(&mut state.down) {
+                    self.events.push_back(SessionEvent::PathUp { path });
+                }
+            } else if state.opened && !state.down && !self.closed {
+                state.down = true;
+                self.events.push_back(SessionEvent::PathDown { path });
+            }
         }
-        if self.next_sample.is_none() && !self.conns.is_empty() {
-            self.next_sample = Some(now + Duration::from_millis(100));
-        }
-        self.dispatch(now);
-        self.publish_target();
     }
 
     /// A local port no connection of the session uses.
@@ -716,8 +900,12 @@ impl SenderSession {
     }
 
     /// The connection with room that can send a datagram soonest (its
-    /// queue divided by its allowed rate).
+    /// queue divided by its allowed rate); across the paths of a bonded
+    /// session, the one that delivers it soonest: that time plus the
+    /// path's one-way delay, taken as half the connection's RTT
+    /// (earliest arrival, so that the receiver waits least to reorder).
     fn earliest(&self, ready: &[ConnectionId], depth: usize) -> Option<ConnectionId> {
+        let bonded = self.paths.len() > 1;
         ready
             .iter()
             .filter_map(|id| {
@@ -726,10 +914,13 @@ impl SenderSession {
                 if queued >= depth {
                     return None;
                 }
-                let rate = conn
-                    .stats()
-                    .rate
-                    .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
+                let stats = conn.stats();
+                let rate = stats.rate.map_or(1.0, |r| r.bytes_per_sec().max(1.0));
+                if bonded {
+                    let sending = ((queued + 1) * conn.max_payload()) as f64 / rate;
+                    let one_way = stats.rtt.unwrap_or(Duration::from_millis(100)) / 2;
+                    return Some((sending + one_way.as_secs_f64(), *id));
+                }
                 Some(((queued + 1) as f64 / rate, *id))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))

@@ -21,10 +21,19 @@ const RTT_BEFORE_SAMPLES: Duration = Duration::from_millis(100);
 impl SenderSession {
     /// The mean smoothed RTT of the open connections, once one has it.
     pub(super) fn mean_rtt(&self) -> Option<Duration> {
+        self.mean_rtt_where(|_| true)
+    }
+
+    /// The mean smoothed RTT of path `path`'s open connections.
+    pub(super) fn mean_rtt_on(&self, path: usize) -> Option<Duration> {
+        self.mean_rtt_where(|p| p == path)
+    }
+
+    fn mean_rtt_where(&self, on: impl Fn(usize) -> bool) -> Option<Duration> {
         let rtts: Vec<Duration> = self
             .conns
             .iter()
-            .filter(|c| !c.closing)
+            .filter(|c| !c.closing && on(c.path))
             .filter_map(|c| self.endpoint.connection(c.id)?.stats().rtt)
             .collect();
         (!rtts.is_empty()).then(|| rtts.iter().sum::<Duration>() / rtts.len() as u32)

@@ -1,0 +1,338 @@
+//! A bonded session (issue 19) end to end over two in-test paths in
+//! virtual time: each path a bottleneck of its own (a rate, a drop-tail
+//! queue and a delay), the receiver one [`ReceiverSession`] that sees both.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+use super::*;
+use crate::cc::multi::ConnectionCountConfig;
+use crate::conn::{ConnectionConfig, ConnectionId};
+use crate::time::Instant;
+
+/// One direction of one path: a rate, a queue of `limit` packets and a
+/// fixed delay. Feedback (toward the sender) only takes the delay.
+#[derive(Clone, Copy)]
+struct PathLink {
+    bytes_per_sec: f64,
+    delay: Duration,
+    limit: usize,
+}
+
+/// A datagram in flight: arrival, order, path, toward the receiver, bytes.
+type InFlight = (Instant, u64, usize, bool, Vec<u8>);
+
+/// What one run gave.
+struct Outcome {
+    sender: SenderSession,
+    receiver: ReceiverSession,
+    /// The numbers of the datagrams the receiver read, in its order.
+    received: Vec<u32>,
+    /// Data bytes that crossed each path toward the receiver.
+    carried: Vec<u64>,
+    events: Vec<(Instant, SessionEvent)>,
+}
+
+/// Runs a session of `paths.len()` paths for `until`, the application
+/// offering `offered` bytes a second in 1000-byte datagrams; `cut` says
+/// whether a path drops everything at a time (both ways).
+fn run(
+    paths: &[PathLink],
+    until: Duration,
+    offered: f64,
+    arq: bool,
+    cut: impl Fn(Instant, usize) -> bool,
+) -> Outcome {
+    let config = SessionConfig {
+        connection: ConnectionConfig {
+            msl: Duration::from_secs(1),
+            ..ConnectionConfig::default()
+        },
+        count: ConnectionCountConfig::Fixed(1),
+        paths: paths.len(),
+        ..SessionConfig::default()
+    };
+    let mut receiver =
+        ReceiverSession::new(config.connection.clone(), 64, ReorderConfig::default()).with_arq(arq);
+    let mut now = Instant::ZERO;
+    let mut sender = SenderSession::new(config, now).unwrap();
+    let mut link: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    // When each path's bottleneck is next free, and what it holds.
+    let mut busy_until = vec![Instant::ZERO; paths.len()];
+    let mut carried = vec![0u64; paths.len()];
+    let mut order = 0u64;
+    let mut received = Vec::new();
+    let mut events = Vec::new();
+    let mut sent = 0u64;
+    let mut buf = Vec::new();
+    let end = Instant::ZERO + until;
+    while now < end {
+        let due = (offered * now.as_nanos() as f64 / 1e9 / 1000.0) as u64 + 1;
+        while sent < due && sender.queued() < 64 {
+            let payload = (sent as u32).to_be_bytes().repeat(250);
+            if sender.send(now, &payload, sent / 10).is_err() {
+                break;
+            }
+            sent += 1;
+        }
+        while let Some((path, transmit)) = sender.poll_transmit_on(now, &mut buf) {
+            let p = paths[path];
+            let start = busy_until[path].max(now);
+            let wait = start.saturating_duration_since(now);
+            let serialise = Duration::from_secs_f64(transmit.len as f64 / p.bytes_per_sec);
+            if wait > serialise * p.limit as u32 || cut(now, path) {
+                continue;
+            }
+            busy_until[path] = start + serialise;
+            if transmit.payload_len > 0 {
+                carried[path] += transmit.payload_len as u64;
+            }
+            order += 1;
+            link.push(Reverse((
+                busy_until[path] + p.delay,
+                order,
+                path,
+                true,
+                buf.clone(),
+            )));
+        }
+        // The receiver answers each connection on the path it came by:
+        // the path of the sender's connection with those ports.
+        while let Some((id, _)) = receiver.poll_transmit_for(now, &mut buf) {
+            let path = id
+                .and_then(|id| {
+                    sender.path_of(ConnectionId {
+                        local_port: id.remote_port,
+                        remote_port: id.local_port,
+                    })
+                })
+                .unwrap_or(0);
+            if cut(now, path) {
+                continue;
+            }
+            order += 1;
+            link.push(Reverse((
+                now + paths[path].delay,
+                order,
+                path,
+                false,
+                buf.clone(),
+            )));
+        }
+        while let Some(data) = receiver.recv() {
+            received.push(u32::from_be_bytes([data[0], data[1], data[2], data[3]]));
+        }
+        while let Some(event) = sender.poll_event() {
+            events.push((now, event));
+        }
+        let next = [
+            link.peek().map(|Reverse((t, ..))| *t),
+            sender.poll_timeout(),
+            receiver.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(end)
+        .min(now + Duration::from_millis(1))
+        .max(now + Duration::from_micros(1));
+        now = next.min(end);
+        while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
+            let Some(Reverse((_, _, path, to_receiver, bytes))) = link.pop() else {
+                break;
+            };
+            if to_receiver {
+                receiver.handle_datagram(now, &bytes, order);
+            } else {
+                sender.handle_datagram_on(now, path, &bytes, crate::ecn::Ecn::NotEct);
+            }
+        }
+        sender.handle_timeout(now);
+        receiver.handle_timeout(now);
+    }
+    Outcome {
+        sender,
+        receiver,
+        received,
+        carried,
+        events,
+    }
+}
+
+const FAST: PathLink = PathLink {
+    bytes_per_sec: 250_000.0,
+    delay: Duration::from_millis(20),
+    limit: 25,
+};
+const SLOW: PathLink = PathLink {
+    bytes_per_sec: 125_000.0,
+    delay: Duration::from_millis(60),
+    limit: 25,
+};
+
+#[test]
+fn two_paths_carry_more_than_either_alone_in_order() {
+    let until = Duration::from_secs(60);
+    let alone: Vec<u64> = [FAST, SLOW]
+        .iter()
+        .map(|p| run(&[*p], until, 1e6, false, |_, _| false).carried[0])
+        .collect();
+    let both = run(&[FAST, SLOW], until, 1e6, false, |_, _| false);
+    let total: u64 = both.carried.iter().sum();
+    let sum_alone: u64 = alone.iter().sum();
+    eprintln!(
+        "alone {alone:?} bytes; bonded {:?} = {total} ({:.2} of the sum); reorder {:?}",
+        both.carried,
+        total as f64 / sum_alone as f64,
+        both.receiver.stats().reorder
+    );
+    // Each path carries a share near what it carries alone, and the two
+    // together most of the sum.
+    for (path, (&bonded, &single)) in both.carried.iter().zip(&alone).enumerate() {
+        assert!(
+            bonded as f64 >= 0.6 * single as f64,
+            "path {path}: {bonded} bonded, {single} alone"
+        );
+    }
+    assert!(total as f64 >= 0.85 * sum_alone as f64);
+    // What arrived is one ordered stream.
+    assert!(both.received.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(both.sender.paths(), 2);
+    assert_eq!(both.sender.open_connections_on(0), 1);
+    assert_eq!(both.sender.open_connections_on(1), 1);
+}
+
+#[test]
+fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
+    // The fast path drops everything, both ways, from 10 s to 20 s.
+    let down = |now: Instant, path: usize| {
+        path == 0 && now >= Instant::from_millis(10_000) && now < Instant::from_millis(20_000)
+    };
+    let run = run(
+        &[FAST, SLOW],
+        Duration::from_secs(40),
+        200_000.0,
+        true,
+        down,
+    );
+    let got = &run.received;
+    let stats = run.sender.arq_stats();
+    eprintln!(
+        "{} delivered; {stats:?}; events {:?}",
+        got.len(),
+        run.events
+            .iter()
+            .filter(|(_, e)| matches!(
+                e,
+                SessionEvent::PathDown { .. } | SessionEvent::PathUp { .. }
+            ))
+            .collect::<Vec<_>>()
+    );
+    let went_down = run
+        .events
+        .iter()
+        .find(|(_, e)| *e == SessionEvent::PathDown { path: 0 })
+        .map(|(at, _)| *at)
+        .expect("path 0 reported down");
+    let came_back = run
+        .events
+        .iter()
+        .find(|(_, e)| *e == SessionEvent::PathUp { path: 0 })
+        .map(|(at, _)| *at)
+        .expect("path 0 reported up again");
+    // Found dead within a second (four RTTs, at least 500 ms), and back
+    // within a few seconds of answering again (its handshake's backoff).
+    assert!(went_down < Instant::from_millis(11_000), "{went_down:?}");
+    assert!(
+        came_back >= Instant::from_millis(20_000) && came_back < Instant::from_millis(25_000),
+        "{came_back:?}"
+    );
+    assert!(stats.failover_resent > 0);
+    // The stream went on, in order, and with retransmission nothing of it
+    // was lost.
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+    let offered = (200_000.0 * 40.0 / 1000.0) as u32;
+    assert!(
+        got.len() as u32 >= offered - 200,
+        "{} of about {offered}",
+        got.len()
+    );
+    // Both paths carry data after the fast one came back.
+    assert_eq!(run.sender.open_connections_on(0), 1);
+}
+
+#[test]
+fn a_datagram_for_another_paths_connection_is_dropped() {
+    let token = PathToken(7);
+    let config = SessionConfig {
+        connection: ConnectionConfig {
+            request_data: token.request_data(),
+            ..ConnectionConfig::default()
+        },
+        count: ConnectionCountConfig::Fixed(1),
+        paths: 2,
+        ..SessionConfig::default()
+    };
+    let context = config.connection.checksum.receive_context();
+    let now = Instant::ZERO;
+    let mut sender = SenderSession::new(config, now).unwrap();
+    let mut buf = Vec::new();
+    let mut requests = Vec::new();
+    while let Some((path, transmit)) = sender.poll_transmit_on(now, &mut buf) {
+        buf.truncate(transmit.len);
+        // Every Request carries the session's token.
+        assert_eq!(PathToken::peek_request(&buf, &context), Some(token));
+        requests.push((path, peek_ports(&buf), buf.clone()));
+    }
+    // One Request on each path, each from its own port.
+    assert_eq!(requests.len(), 2);
+    assert_ne!(requests[0].0, requests[1].0);
+    assert_ne!(requests[0].1, requests[1].1);
+    // A Request's answer that comes back on the other path is not taken:
+    // the connection of path 1 hears nothing from path 0.
+    let mut receiver =
+        ReceiverSession::new(ConnectionConfig::default(), 8, ReorderConfig::default());
+    receiver.handle_datagram(now, &requests[1].2, 99);
+    let mut response = Vec::new();
+    let (id, transmit) = receiver.poll_transmit_for(now, &mut response).unwrap();
+    response.truncate(transmit.len);
+    assert!(id.is_some());
+    let other = requests[0].0;
+    sender.handle_datagram_on(now, other, &response, crate::ecn::Ecn::NotEct);
+    let heard = |s: &SenderSession| {
+        s.endpoint()
+            .connection_ids()
+            .filter_map(|id| s.endpoint().connection(id))
+            .map(|c| c.stats().packets_received)
+            .sum::<u64>()
+    };
+    assert_eq!(heard(&sender), 0);
+    sender.handle_datagram_on(now, requests[1].0, &response, crate::ecn::Ecn::NotEct);
+    assert_eq!(heard(&sender), 1);
+    let too_many = SessionConfig {
+        paths: MAX_PATHS + 1,
+        ..SessionConfig::default()
+    };
+    assert!(SenderSession::new(too_many, now).is_err());
+    let none = SessionConfig {
+        paths: 0,
+        ..SessionConfig::default()
+    };
+    assert!(SenderSession::new(none, now).is_err());
+}
+
+#[test]
+fn a_path_token_round_trips_and_nothing_else_reads_as_one() {
+    let token = PathToken(0x0123_4567_89ab_cdef);
+    let data = token.request_data();
+    assert_eq!(data.len(), PathToken::LEN);
+    assert_eq!(PathToken::from_request_data(&data), Some(token));
+    assert_eq!(PathToken::from_request_data(&data[..11]), None);
+    assert_eq!(PathToken::from_request_data(b"RTPVxxxxxxxx"), None);
+    assert_eq!(PathToken::from_request_data(&[]), None);
+}
+
+fn peek_ports(bytes: &[u8]) -> Option<(u16, u16)> {
+    crate::wire::dccp::peek_ports(bytes)
+}
