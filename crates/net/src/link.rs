@@ -9,7 +9,7 @@
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -48,114 +48,124 @@ pub enum Incoming {
     Error(io::Error),
 }
 
-/// A UDP socket with a reader thread.
+/// One socket of a link and its ECN access.
 #[derive(Debug)]
-pub struct UdpLink {
+struct Path {
     socket: Arc<UdpSocket>,
     ecn: Arc<EcnUdp>,
-    incoming: Receiver<Incoming>,
+}
+
+/// A UDP socket with a reader thread, or several (the paths of a bonded
+/// sender, issue 19), whose datagrams arrive through one channel tagged
+/// with their socket's index.
+#[derive(Debug)]
+pub struct UdpLink {
+    paths: Vec<Path>,
+    incoming: Receiver<(usize, Incoming)>,
     stop: Arc<AtomicBool>,
-    reader: Option<JoinHandle<()>>,
+    readers: Vec<JoinHandle<()>>,
 }
 
 impl UdpLink {
     /// Starts reading `socket`.
     pub fn new(socket: UdpSocket) -> io::Result<UdpLink> {
-        let ecn = Arc::new(EcnUdp::new(&socket)?);
-        socket.set_read_timeout(Some(READER_POLL))?;
-        // Best effort: a smaller buffer only costs packets under load.
-        let sock = socket2::SockRef::from(&socket);
-        let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
-        let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
-        let socket = Arc::new(socket);
+        UdpLink::bonded(vec![socket])
+    }
+
+    /// Starts reading each of `sockets`: socket i is path i.
+    pub fn bonded(sockets: Vec<UdpSocket>) -> io::Result<UdpLink> {
         let (tx, incoming) = sync_channel(CHANNEL_DATAGRAMS);
         let stop = Arc::new(AtomicBool::new(false));
-        let reader = {
-            let socket = Arc::clone(&socket);
-            let ecn = Arc::clone(&ecn);
-            let stop = Arc::clone(&stop);
-            std::thread::Builder::new()
-                .name("fairstream-udp-reader".into())
-                .spawn(move || {
-                    let mut buf = vec![0u8; MAX_DATAGRAM];
-                    let mut read = Vec::new();
-                    while !stop.load(Ordering::Relaxed) {
-                        let received = ecn.recv(&socket, &mut buf, |from, codepoint, bytes| {
-                            read.push(Incoming::Datagram(from, bytes.to_vec(), codepoint));
-                        });
-                        let message = match received {
-                            Ok(_) => {
-                                if read.drain(..).any(|m| tx.send(m).is_err()) {
-                                    break;
-                                }
-                                continue;
-                            }
-                            Err(e)
-                                if matches!(
-                                    e.kind(),
-                                    io::ErrorKind::WouldBlock
-                                        | io::ErrorKind::TimedOut
-                                        | io::ErrorKind::Interrupted
-                                ) =>
-                            {
-                                continue
-                            }
-                            Err(e) => {
-                                // Do not spin on a persistent error.
-                                std::thread::sleep(Duration::from_millis(1));
-                                Incoming::Error(e)
-                            }
-                        };
-                        if tx.send(message).is_err() {
-                            break;
-                        }
-                    }
-                })?
-        };
+        let mut paths = Vec::with_capacity(sockets.len());
+        let mut readers = Vec::with_capacity(sockets.len());
+        for (index, socket) in sockets.into_iter().enumerate() {
+            let ecn = Arc::new(EcnUdp::new(&socket)?);
+            socket.set_read_timeout(Some(READER_POLL))?;
+            // Best effort: a smaller buffer only costs packets under load.
+            let sock = socket2::SockRef::from(&socket);
+            let _ = sock.set_recv_buffer_size(SOCKET_BUFFER_BYTES);
+            let _ = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES);
+            let socket = Arc::new(socket);
+            readers.push(spawn_reader(
+                index,
+                Arc::clone(&socket),
+                Arc::clone(&ecn),
+                tx.clone(),
+                Arc::clone(&stop),
+            )?);
+            paths.push(Path { socket, ecn });
+        }
         Ok(UdpLink {
-            socket,
-            ecn,
+            paths,
             incoming,
             stop,
-            reader: Some(reader),
+            readers,
         })
     }
 
-    /// The socket's local address.
+    /// The (first) socket's local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.socket.local_addr()
+        self.local_addr_of(0)
+    }
+
+    /// Path `path`'s local address.
+    pub fn local_addr_of(&self, path: usize) -> io::Result<SocketAddr> {
+        self.path(path)?.socket.local_addr()
+    }
+
+    /// The sockets, one per path.
+    pub fn paths(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn path(&self, path: usize) -> io::Result<&Path> {
+        self.paths
+            .get(path)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("no path {path}")))
     }
 
     /// Sends on a connected socket.
     pub fn send(&self, bytes: &[u8]) -> io::Result<usize> {
-        self.socket.send(bytes)
+        self.path(0)?.socket.send(bytes)
     }
 
     /// Sends to `to`.
     pub fn send_to(&self, bytes: &[u8], to: SocketAddr) -> io::Result<usize> {
-        self.socket.send_to(bytes, to)
+        self.path(0)?.socket.send_to(bytes, to)
     }
 
     /// Sends on a connected socket with the ECN field set to `ecn` (the
     /// connection's [`Transmit::ecn`](fairstream_proto::conn::Transmit::ecn)).
     pub fn send_ecn(&self, bytes: &[u8], ecn: Ecn) -> io::Result<usize> {
+        self.send_ecn_on(0, bytes, ecn)
+    }
+
+    /// [`send_ecn`](Self::send_ecn) on path `path`'s connected socket.
+    pub fn send_ecn_on(&self, path: usize, bytes: &[u8], ecn: Ecn) -> io::Result<usize> {
+        let path = self.path(path)?;
         if ecn == Ecn::NotEct {
-            return self.send(bytes);
+            return path.socket.send(bytes);
         }
-        let peer = self.socket.peer_addr()?;
-        self.ecn.send_to(&self.socket, bytes, peer, ecn)
+        let peer = path.socket.peer_addr()?;
+        path.ecn.send_to(&path.socket, bytes, peer, ecn)
     }
 
     /// Sends to `to` with the ECN field set to `ecn`.
     pub fn send_to_ecn(&self, bytes: &[u8], to: SocketAddr, ecn: Ecn) -> io::Result<usize> {
+        let path = self.path(0)?;
         if ecn == Ecn::NotEct {
-            return self.send_to(bytes, to);
+            return path.socket.send_to(bytes, to);
         }
-        self.ecn.send_to(&self.socket, bytes, to, ecn)
+        path.ecn.send_to(&path.socket, bytes, to, ecn)
     }
 
     /// What arrived, without waiting.
     pub fn try_recv(&self) -> Option<Incoming> {
+        self.try_recv_on().map(|(_, message)| message)
+    }
+
+    /// What arrived, without waiting, and on which path.
+    pub fn try_recv_on(&self) -> Option<(usize, Incoming)> {
         self.incoming.try_recv().ok()
     }
 
@@ -163,9 +173,14 @@ impl UdpLink {
     /// without spinning: it may wake a little late (for timers where a
     /// fraction of a millisecond does not matter, such as statistics).
     pub fn wait_coarse(&self, clock: &Clock, deadline: Instant) -> Option<Incoming> {
+        self.wait_coarse_on(clock, deadline).map(|(_, m)| m)
+    }
+
+    /// [`wait_coarse`](Self::wait_coarse), with the path it came on.
+    pub fn wait_coarse_on(&self, clock: &Clock, deadline: Instant) -> Option<(usize, Incoming)> {
         let now = clock.now();
         if now >= deadline {
-            return self.try_recv();
+            return self.try_recv_on();
         }
         match self.incoming.recv_timeout(deadline - now) {
             Ok(message) => Some(message),
@@ -181,10 +196,15 @@ impl UdpLink {
     /// sleeping until shortly before it and spinning the rest, so that a
     /// paced packet leaves on time.
     pub fn wait(&self, clock: &Clock, deadline: Instant) -> Option<Incoming> {
+        self.wait_on(clock, deadline).map(|(_, m)| m)
+    }
+
+    /// [`wait`](Self::wait), with the path it came on.
+    pub fn wait_on(&self, clock: &Clock, deadline: Instant) -> Option<(usize, Incoming)> {
         loop {
             let now = clock.now();
             if now >= deadline {
-                return self.try_recv();
+                return self.try_recv_on();
             }
             let remaining = deadline - now;
             if remaining > SPIN {
@@ -208,12 +228,63 @@ impl UdpLink {
     }
 }
 
+/// Starts the thread that reads path `index`'s socket into `tx`.
+fn spawn_reader(
+    index: usize,
+    socket: Arc<UdpSocket>,
+    ecn: Arc<EcnUdp>,
+    tx: SyncSender<(usize, Incoming)>,
+    stop: Arc<AtomicBool>,
+) -> io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("fairstream-udp-reader-{index}"))
+        .spawn(move || {
+            let mut buf = vec![0u8; MAX_DATAGRAM];
+            let mut read = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let received = ecn.recv(&socket, &mut buf, |from, codepoint, bytes| {
+                    read.push(Incoming::Datagram(from, bytes.to_vec(), codepoint));
+                });
+                let message = match received {
+                    Ok(_) => {
+                        if read.drain(..).any(|m| tx.send((index, m)).is_err()) {
+                            break;
+                        }
+                        continue;
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock
+                                | io::ErrorKind::TimedOut
+                                | io::ErrorKind::Interrupted
+                        ) =>
+                    {
+                        continue
+                    }
+                    Err(e) => {
+                        // Do not spin on a persistent error.
+                        std::thread::sleep(Duration::from_millis(1));
+                        Incoming::Error(e)
+                    }
+                };
+                if tx.send((index, message)).is_err() {
+                    break;
+                }
+            }
+        })
+}
+
 impl Drop for UdpLink {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        // Unblock a reader waiting for room in the channel.
+        // Unblock readers waiting for room in the channel.
         while self.incoming.try_recv().is_ok() {}
-        if let Some(reader) = self.reader.take() {
+        for reader in self.readers.drain(..) {
+            while !reader.is_finished() {
+                while self.incoming.try_recv().is_ok() {}
+                std::thread::sleep(Duration::from_millis(1));
+            }
             let _ = reader.join();
         }
     }

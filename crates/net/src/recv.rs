@@ -13,6 +13,13 @@
 //! (RFC 4340 §5.6, code 9), so that a second sender learns at once that
 //! the receiver is busy.
 //!
+//! A bonded sender (issue 19) reaches the receiver from several addresses,
+//! one per path: its Requests carry the session's token
+//! ([`PathToken`]), and a Request from another address with the token of
+//! the sender being served joins that address to the stream (at most
+//! [`MAX_PATHS`] addresses). Each connection's packets go back to the
+//! address it came from.
+//!
 //! It stops when every connection of that sender has ended (closed in
 //! order, or reset: the stream was aborted); on `stop` or after `duration`,
 //! closing the connections in order (CloseReq, RFC 4340 §8.3); or when the
@@ -40,7 +47,7 @@ use std::time::Duration;
 use fairstream_media::stream::CLOCK_RATE;
 use fairstream_proto::conn::{Ccid, ConnectionConfig, ConnectionId, CookieConfig, State};
 use fairstream_proto::ecn::Ecn;
-use fairstream_proto::session::{ReceiverSession, ReorderConfig};
+use fairstream_proto::session::{PathToken, ReceiverSession, ReorderConfig, MAX_PATHS};
 use fairstream_proto::time::Instant;
 use fairstream_proto::wire::dccp::{peek_ports, ResetCode};
 
@@ -239,6 +246,10 @@ impl Receiver {
             report: RecvReport::default(),
             peer: None,
             last_source: None,
+            token: None,
+            pending_tokens: std::collections::VecDeque::new(),
+            paths: Vec::new(),
+            routes: BTreeMap::new(),
             watch: SilenceWatch::default(),
             data_started: false,
             failure: None,
@@ -276,6 +287,19 @@ struct RecvRun {
     report: RecvReport,
     peer: Option<SocketAddr>,
     last_source: Option<SocketAddr>,
+    /// The session token of the sender being served, if its Requests
+    /// carried one (a bonded sender).
+    token: Option<PathToken>,
+    /// The tokens of the last Requests from addresses not yet served (the
+    /// connection is made later, when the cookie comes back), at most
+    /// [`MAX_PENDING_TOKENS`].
+    pending_tokens: std::collections::VecDeque<(SocketAddr, PathToken)>,
+    /// The sender's other paths: addresses whose Requests carried its
+    /// token.
+    paths: Vec<SocketAddr>,
+    /// The address each connection of the sender came from, where its
+    /// packets go back.
+    routes: BTreeMap<ConnectionId, SocketAddr>,
     /// The sender's silence, once its data began.
     watch: SilenceWatch,
     /// Data arrived on a connection of the sender.
@@ -306,6 +330,8 @@ struct RecvRun {
 /// Senders named on stderr for a failed handshake at most; later ones are
 /// only counted (a flood cannot fill the terminal or the memory).
 const MAX_NAMED_REFUSALS: usize = 16;
+/// Request tokens remembered from senders in their handshakes.
+const MAX_PENDING_TOKENS: usize = 16;
 
 impl RecvRun {
     fn run(mut self, stop: &AtomicBool) -> Result<RecvReport, RecvError> {
@@ -469,7 +495,8 @@ impl RecvRun {
     /// 4340 §12.1: this receiver reads the ECN bits, so it leaves ECN
     /// Incapable at 0 and its CCID counts CE marks as losses).
     fn datagram(&mut self, from: SocketAddr, bytes: &[u8], ecn: Ecn) {
-        if self.peer.is_some_and(|p| p != from) {
+        let joining = self.peer.is_some_and(|p| p != from) && self.joins(from, bytes);
+        if self.peer.is_some_and(|p| p != from) && !joining && !self.paths.contains(&from) {
             self.report.foreign_datagrams += 1;
             // RFC 4340 §5.6, Reset Code 9: "Too Busy: The server is too busy
             // to accept new connections". Only a Request is answered; a
@@ -513,6 +540,9 @@ impl RecvRun {
             bytes
         };
         self.last_source = Some(from);
+        if self.peer.is_none() {
+            self.note_token(from, bytes);
+        }
         let iss = random_u64(now.as_nanos());
         self.session
             .handle_datagram_from(now, bytes, ecn, iss, &address_bytes(from));
@@ -521,6 +551,13 @@ impl RecvRun {
             self.accepted = accepted;
             if self.peer.is_none() {
                 self.peer = Some(from);
+                self.token = self
+                    .pending_tokens
+                    .iter()
+                    .rev()
+                    .find(|(address, _)| *address == from)
+                    .map(|(_, token)| *token);
+                self.pending_tokens.clear();
                 // The connection that made the sender known counts as
                 // established even if it closes before reaching OPEN.
                 if let Some((remote_port, local_port)) = peek_ports(bytes) {
@@ -536,13 +573,120 @@ impl RecvRun {
             // datagram (a Response with a cookie, a Reset), to its source,
             // and never with more bytes than came (no amplification).
             self.answer(now, from, Some(incoming_len));
+        } else if self.peer != Some(from) {
+            // Another path of the sender: its own answers (a Response with
+            // a cookie) go back to it, no larger than what came.
+            self.note_route(from, bytes);
+            self.send_routed(now, Some((from, incoming_len)));
+        } else {
+            self.note_route(from, bytes);
         }
         self.observe(now);
-        if self.peer == Some(from) && self.data_started {
+        if self.is_sender(from) && self.data_started {
             // A sender sends all the time once its data began: the silence
             // counts from the last packet heard.
             self.watch.heard();
             self.watch.expect(now);
+        }
+    }
+
+    /// Whether `from` is the sender: its first address or one of its
+    /// paths.
+    fn is_sender(&self, from: SocketAddr) -> bool {
+        self.peer == Some(from) || self.paths.contains(&from)
+    }
+
+    /// Remembers the token of a Request from `from` while no sender is
+    /// served (the connection it opens is made later, from its cookie).
+    fn note_token(&mut self, from: SocketAddr, bytes: &[u8]) {
+        let context = self
+            .session
+            .endpoint()
+            .config()
+            .connection
+            .checksum
+            .receive_context();
+        if let Some(token) = PathToken::peek_request(bytes, &context) {
+            if self.pending_tokens.len() >= MAX_PENDING_TOKENS {
+                self.pending_tokens.pop_front();
+            }
+            self.pending_tokens.push_back((from, token));
+        }
+    }
+
+    /// Whether a datagram from `from`, while another address is served,
+    /// joins `from` to the stream as another path of its sender: a Request
+    /// with the sender's token, while there is room for a path.
+    fn joins(&mut self, from: SocketAddr, bytes: &[u8]) -> bool {
+        if self.paths.contains(&from) {
+            return true;
+        }
+        let Some(token) = self.token else {
+            return false;
+        };
+        if self.paths.len() + 1 >= MAX_PATHS {
+            return false;
+        }
+        let context = self
+            .session
+            .endpoint()
+            .config()
+            .connection
+            .checksum
+            .receive_context();
+        if PathToken::peek_request(bytes, &context) != Some(token) {
+            return false;
+        }
+        self.paths.push(from);
+        self.report.paths_joined += 1;
+        eprintln!("recv: the sender's path from {from} joins the stream");
+        true
+    }
+
+    /// Remembers which address connection of `bytes` came from.
+    fn note_route(&mut self, from: SocketAddr, bytes: &[u8]) {
+        let Some((remote_port, local_port)) = peek_ports(bytes) else {
+            return;
+        };
+        let id = ConnectionId {
+            local_port,
+            remote_port,
+        };
+        let endpoint = self.session.endpoint();
+        if endpoint.connection(id).is_some() {
+            self.routes.insert(id, from);
+        }
+        if self.routes.len() > endpoint.len() {
+            self.routes
+                .retain(|id, _| endpoint.connection(*id).is_some());
+        }
+    }
+
+    /// Sends what the session has to send, each connection's packets to the
+    /// address it came from; the endpoint's own answers (a Response with a
+    /// cookie, a Reset) to `stray`'s address if given, if no larger than
+    /// its length, and otherwise to the sender.
+    fn send_routed(&mut self, now: Instant, stray: Option<(SocketAddr, usize)>) {
+        let fallback = self.peer.or(self.last_source);
+        while let Some((id, transmit)) = self.session.poll_transmit_for(now, &mut self.buf) {
+            self.buf.truncate(transmit.len);
+            if !self.protection.outgoing(&mut self.buf) {
+                continue;
+            }
+            let to = match (id.and_then(|id| self.routes.get(&id).copied()), stray) {
+                (Some(route), _) => route,
+                (None, Some((to, most))) if id.is_none() => {
+                    if self.buf.len() > most {
+                        continue;
+                    }
+                    to
+                }
+                _ => match fallback {
+                    Some(to) => to,
+                    None => continue,
+                },
+            };
+            let _ = self.receiver.link.send_to_ecn(&self.buf, to, transmit.ecn);
         }
     }
 
@@ -578,12 +722,12 @@ impl RecvRun {
     }
 
     fn transmit(&mut self, now: Instant) {
-        let Some(to) = self.peer.or(self.last_source) else {
+        if self.peer.or(self.last_source).is_none() {
             while self.session.poll_transmit(now, &mut self.buf).is_some() {}
             return;
-        };
+        }
         // A lost feedback packet is what DCCP is built to survive.
-        self.answer(now, to, None);
+        self.send_routed(now, None);
     }
 
     /// Reads the merged stream and writes complete access units.

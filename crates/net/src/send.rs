@@ -37,13 +37,13 @@ use fairstream_media::playout::live_frame_is_late;
 use fairstream_media::stream::{rtp_timestamp, FramePacketizer};
 use fairstream_proto::conn::{ConnectionConfig, State};
 use fairstream_proto::session::{
-    ArqConfig, DatagramMeta, SenderSession, SessionConfig, SessionEvent, SESSION_FEC_TAG_BYTES,
-    SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
+    ArqConfig, DatagramMeta, PathToken, SenderSession, SessionConfig, SessionEvent,
+    SESSION_FEC_TAG_BYTES, SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
 use fairstream_proto::units::Rate;
 
-pub use config::{Mode, SendConfig, SendError, SendReport, SourceFrame};
+pub use config::{Mode, PathReport, SendConfig, SendError, SendReport, SourceFrame};
 pub use layered::BufferSendReport;
 pub use source::{SourceSpec, ENCODER_MAX_BPS, ENCODER_MIN_BPS};
 pub use voice::{VoiceSendReport, VoiceSpec, DEFAULT_TRANSMIT_BUFFER};
@@ -56,6 +56,7 @@ use crate::link::{Incoming, UdpLink};
 use crate::peer::{largest_rtt, peek_signal, PeerSignal, SilenceWatch};
 use crate::protect::{Protection, Refusal, OVERHEAD};
 use crate::stats::StatsSink;
+use crate::url::LocalBind;
 use crate::warn::StatsFailures;
 use source::{Next, Source};
 
@@ -85,11 +86,15 @@ struct Pending {
 /// (issue 13: no amplification).
 pub const REQUEST_MIN_LEN: usize = 320;
 
-/// A sender with its socket bound and connected.
+/// A sender with its socket bound and connected (one socket per path of
+/// a bonded stream, the URL's `paths`).
 #[derive(Debug)]
 pub struct Sender {
     config: SendConfig,
+    /// The first path's address.
     target: SocketAddr,
+    /// Every path's address.
+    targets: Vec<SocketAddr>,
     link: UdpLink,
 }
 
@@ -102,20 +107,18 @@ impl Sender {
                 config.fps
             )));
         }
-        let target = config.url.target()?;
-        let any: SocketAddr = if target.is_ipv6() {
-            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
-        } else {
-            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
-        };
-        let socket = UdpSocket::bind(any).map_err(socket_error("cannot bind a UDP socket"))?;
-        socket
-            .connect(target)
-            .map_err(socket_error(format!("cannot connect to {target}")))?;
-        let link = UdpLink::new(socket).map_err(socket_error("cannot start the socket reader"))?;
+        let paths = config.url.path_targets()?;
+        let mut sockets = Vec::with_capacity(paths.len());
+        for (remote, local) in &paths {
+            sockets.push(path_socket(*remote, local.as_ref())?);
+        }
+        let targets: Vec<SocketAddr> = paths.iter().map(|(remote, _)| *remote).collect();
+        let link =
+            UdpLink::bonded(sockets).map_err(socket_error("cannot start the socket reader"))?;
         Ok(Sender {
             config,
-            target,
+            target: targets[0],
+            targets,
             link,
         })
     }
@@ -130,6 +133,44 @@ impl Sender {
     pub fn run(self, stop: &AtomicBool) -> Result<SendReport, SendError> {
         Run::new(self)?.run(stop)
     }
+}
+
+/// A UDP socket for one path, bound where the URL says and connected to
+/// `remote`.
+fn path_socket(remote: SocketAddr, local: Option<&LocalBind>) -> Result<UdpSocket, SendError> {
+    let any: SocketAddr = if remote.is_ipv6() {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = match local {
+        None => UdpSocket::bind(any).map_err(socket_error("cannot bind a UDP socket"))?,
+        Some(LocalBind::Address(address)) => {
+            UdpSocket::bind(address).map_err(socket_error(format!("cannot bind {address}")))?
+        }
+        Some(LocalBind::Device(name)) => {
+            let socket = socket2::Socket::new(
+                socket2::Domain::for_address(remote),
+                socket2::Type::DGRAM,
+                Some(socket2::Protocol::UDP),
+            )
+            .map_err(socket_error("cannot open a UDP socket"))?;
+            socket
+                .bind_device(Some(name.as_bytes()))
+                .map_err(socket_error(format!(
+                    "cannot bind to interface {name} (SO_BINDTODEVICE needs CAP_NET_RAW, \
+                 and the interface must exist)"
+                )))?;
+            socket
+                .bind(&any.into())
+                .map_err(socket_error("cannot bind a UDP socket"))?;
+            socket.into()
+        }
+    };
+    socket
+        .connect(remote)
+        .map_err(socket_error(format!("cannot connect to {remote}")))?;
+    Ok(socket)
 }
 
 /// Connects and runs (see [`Sender`]).
@@ -180,6 +221,8 @@ struct Run {
     layered: Option<layered::LayeredSender>,
     /// `voice:`: a voice call instead of video.
     voice: Option<voice::VoiceSender>,
+    /// What each path did, when there are several.
+    paths: Vec<PathReport>,
 }
 
 impl Run {
@@ -203,6 +246,12 @@ impl Run {
             request_min_len: REQUEST_MIN_LEN,
             ..ConnectionConfig::default()
         };
+        let bonded = sender.targets.len() > 1;
+        if bonded {
+            // The token that tells the receiver these paths are one
+            // session.
+            connection.request_data = PathToken(random_u64(0x6f6e_6473)).request_data();
+        }
         connection.tfrc.segment_size = connection.max_payload().max(1);
         if let Some(rate) = transport.rate {
             // cc=fixed: the experimental CCID 249 paces at the URL's rate.
@@ -228,6 +277,7 @@ impl Run {
                 enabled: config.url.arq.unwrap_or(true),
                 ..ArqConfig::default()
             },
+            paths: sender.targets.len(),
             ..SessionConfig::default()
         };
         let session = SenderSession::new(session_config, start)
@@ -262,6 +312,23 @@ impl Run {
         )?;
         let sink = StatsSink::open(&config.stats).map_err(SendError::Stats)?;
         let fec = config.url.fec.map(fec::FecEncoder::new).transpose()?;
+        let paths = if bonded {
+            sender
+                .targets
+                .iter()
+                .enumerate()
+                .map(|(index, target)| PathReport {
+                    target: target.to_string(),
+                    local: sender
+                        .link
+                        .local_addr_of(index)
+                        .map_or_else(|_| "?".into(), |a| a.to_string()),
+                    ..PathReport::default()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let report = SendReport {
             target: sender.target.to_string(),
             // Allocated up front: growing it would cost a copy mid-run.
@@ -296,6 +363,7 @@ impl Run {
             buf: Vec::with_capacity(2048),
             layered,
             voice,
+            paths,
         })
     }
 
@@ -403,18 +471,19 @@ impl Run {
             .min()
             .unwrap_or(now + MAX_SLEEP);
             let mut incoming = match precise.filter(|p| *p <= coarse) {
-                Some(deadline) => self.sender.link.wait(&self.clock, deadline),
-                None => self.sender.link.wait_coarse(&self.clock, coarse),
+                Some(deadline) => self.sender.link.wait_on(&self.clock, deadline),
+                None => self.sender.link.wait_coarse_on(&self.clock, coarse),
             };
-            while let Some(message) = incoming {
+            while let Some((path, message)) = incoming {
                 match message {
                     // Feedback is sent Not-ECT (RFC 4340 §12 is about the
                     // data); the session takes no codepoint.
                     Incoming::Datagram(_, mut bytes, ecn) => {
                         let now = self.clock.now();
+                        let target = self.path_target(path);
                         let verdict = self.protection.incoming(
                             &mut bytes,
-                            self.sender.target,
+                            target,
                             self.session.endpoint(),
                             now,
                         );
@@ -423,15 +492,15 @@ impl Run {
                         }
                         if verdict.deliver {
                             let signal = peek_signal(&bytes);
-                            self.session.handle_datagram_ecn(now, &bytes, ecn);
+                            self.session.handle_datagram_on(now, path, &bytes, ecn);
                             self.watch.heard();
                             self.refused_hint = false;
                             self.take_signal(signal);
                         }
                     }
-                    Incoming::Error(e) => self.socket_error(e, closing.is_some())?,
+                    Incoming::Error(e) => self.path_error(path, e, closing.is_some())?,
                 }
-                incoming = self.sender.link.try_recv();
+                incoming = self.sender.link.try_recv_on();
             }
         }
         if let Some(error) = failure {
@@ -515,6 +584,34 @@ impl Run {
             3 * crate::peer::largest_rtt(self.session.endpoint()).unwrap_or_default()
         } else {
             Duration::ZERO
+        }
+    }
+
+    /// Path `path`'s address.
+    fn path_target(&self, path: usize) -> SocketAddr {
+        self.sender
+            .targets
+            .get(path)
+            .copied()
+            .unwrap_or(self.sender.target)
+    }
+
+    /// A socket error on path `path`. With several paths, none is fatal:
+    /// a path whose network went away (an interface down, an ICMP error)
+    /// falls silent, the session finds it dead and sends on the others,
+    /// and probes it until it answers again.
+    fn path_error(
+        &mut self,
+        path: usize,
+        error: io::Error,
+        closing: bool,
+    ) -> Result<(), SendError> {
+        match self.paths.get_mut(path) {
+            Some(report) => {
+                report.errors += 1;
+                Ok(())
+            }
+            None => self.socket_error(error, closing),
         }
     }
 
@@ -744,14 +841,19 @@ impl Run {
     }
 
     fn transmit(&mut self, now: Instant, closing: bool) -> Result<(), SendError> {
-        while let Some(transmit) = self.session.poll_transmit(now, &mut self.buf) {
+        while let Some((path, transmit)) = self.session.poll_transmit_on(now, &mut self.buf) {
             self.buf.truncate(transmit.len);
             if !self.protection.outgoing(&mut self.buf) {
                 continue;
             }
             let bytes = self.buf.as_slice();
             // RFC 4340 §12: ECT(0) on data while the connection agreed ECN.
-            let sent = self.sender.link.send_ecn(bytes, transmit.ecn);
+            let sent = self.sender.link.send_ecn_on(path, bytes, transmit.ecn);
+            if let (Ok(_), Some(report)) = (&sent, self.paths.get_mut(path)) {
+                report.packets_sent += 1;
+                report.bytes_sent += bytes.len() as u64;
+                report.payload_bytes += transmit.payload_len as u64;
+            }
             if sent.is_ok() && transmit.payload_len > 0 {
                 // Data the receiver's CCID answers within about an RTT
                 // (RFC 5348 §6.2; RFC 4341 §6). An Ack of its feedback is
@@ -770,7 +872,7 @@ impl Run {
                     // The kernel's buffer is full: the packet is lost, as on
                     // a congested link.
                     io::ErrorKind::WouldBlock => {}
-                    _ => self.socket_error(error, closing)?,
+                    _ => self.path_error(path, error, closing)?,
                 }
             }
         }
@@ -803,6 +905,23 @@ impl Run {
                     }
                 }
                 SessionEvent::ConnectionsChanged { .. } => {}
+                SessionEvent::PathDown { path } => {
+                    let target = self.path_target(path);
+                    if let Some(report) = self.paths.get_mut(path) {
+                        report.down += 1;
+                    }
+                    eprintln!(
+                        "send: path {path} (to {target}) answers nothing: sending on the \
+                         others, and trying it again"
+                    );
+                }
+                SessionEvent::PathUp { path } => {
+                    let target = self.path_target(path);
+                    if let Some(report) = self.paths.get_mut(path) {
+                        report.up += 1;
+                    }
+                    eprintln!("send: path {path} (to {target}) is back");
+                }
             }
         }
         Ok(())

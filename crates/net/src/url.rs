@@ -21,6 +21,8 @@
 //! | `fec` | `n,k`: RS(n, k) parity over blocks of k RTP packets, 1 <= k < n <= 255 (the receiver finds it in the stream) | none |
 //! | `peer_timeout` | `auto`, or a duration from `100ms` to `3600s`: how long the peer may stay silent before the stream ends with an error ([`PeerTimeout`]) | `auto`: 8 smoothed RTTs, at least 4 s |
 //! | `arq` | `on`, `off`: retransmission within the deadline | `on` |
+//! | `paths` | more network paths to bond (issue 19), comma-separated, each `HOST:PORT` optionally followed by `@LOCAL` (a local address, or `dev:INTERFACE`); the URL's own address is the first path ([`paths`]) | none: one path |
+//! | `bind` | where the first path's socket binds: a local address or `dev:INTERFACE` | any address |
 //! | `passphrase` | 10 to 79 bytes (SRT's bounds), percent-encoded where it holds `%`, `&`, `#`, `+` or a space: every packet after the handshake is encrypted and authenticated (`docs/security.md`); both ends need the same one | none: in clear |
 //!
 //! Port 0 in a listening URL binds any free port.
@@ -267,6 +269,10 @@ pub struct DccpUrl {
     /// frame interval is the sender's frame rate's, set by the sender, and
     /// learnt by the receiver from the stream).
     pub buffer: Option<BufferConfig>,
+    /// `paths`: the paths beyond the URL's own address.
+    pub paths: Vec<PathSpec>,
+    /// `bind`: where the first path's socket binds.
+    pub bind: Option<LocalBind>,
     /// The URL as given, with the passphrase shown as `***`.
     text: String,
     /// Keys given in the query.
@@ -274,8 +280,8 @@ pub struct DccpUrl {
 }
 
 const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, \
-     max_packet, fec, peer_timeout, arq, passphrase, mode, preroll, congestion_threshold, \
-     loss_threshold";
+     max_packet, fec, peer_timeout, arq, passphrase, paths, bind, mode, preroll, \
+     congestion_threshold, loss_threshold";
 const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase, and with cc=buffer \
      mode, preroll, congestion_threshold, loss_threshold";
 
@@ -325,6 +331,8 @@ impl FromStr for DccpUrl {
             arq: None,
             passphrase: None,
             buffer: None,
+            paths: Vec::new(),
+            bind: None,
             text: shown.clone(),
             keys: Vec::new(),
         };
@@ -457,6 +465,8 @@ impl DccpUrl {
                 }
             }
             "fec" => self.fec = Some(parse_fec(value).map_err(|r| bad(key, value, r))?),
+            "paths" => self.paths = paths::parse_paths(value).map_err(|r| bad(key, value, r))?,
+            "bind" => self.bind = Some(paths::parse_local(value).map_err(|r| bad(key, value, r))?),
             "peer_timeout" => self.peer_timeout = value.parse().map_err(|r| bad(key, value, r))?,
             "passphrase" => {
                 // The value is never echoed in an error.
@@ -573,6 +583,20 @@ impl DccpUrl {
         }
     }
 
+    /// Every path's address to send to, with where its socket binds: the
+    /// URL's own ([`target`](Self::target), `bind`) first, then `paths`.
+    pub fn path_targets(&self) -> Result<Vec<(SocketAddr, Option<LocalBind>)>, UrlError> {
+        let mut targets = vec![(self.target()?, self.bind.clone())];
+        for path in &self.paths {
+            let address = path.resolve().map_err(|reason| UrlError::Resolve {
+                host: path.remote.clone(),
+                reason,
+            })?;
+            targets.push((address, path.local.clone()));
+        }
+        Ok(targets)
+    }
+
     /// Whether the query named `cc`.
     pub fn names_cc(&self) -> bool {
         self.keys.iter().any(|k| k == "cc")
@@ -580,6 +604,9 @@ impl DccpUrl {
 }
 
 mod buffer;
+pub mod paths;
 #[cfg(test)]
 mod tests;
 mod text;
+
+pub use paths::{LocalBind, PathSpec};

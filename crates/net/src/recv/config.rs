@@ -203,6 +203,9 @@ pub struct RecvReport {
     pub stats_write_errors: u64,
     /// Requests of other senders refused with Reset(Too Busy).
     pub busy_refusals: u64,
+    /// Other addresses of a bonded sender that joined its stream (their
+    /// Requests carried its session token).
+    pub paths_joined: u64,
     /// Packets were encrypted and authenticated (`passphrase`).
     pub encrypted: bool,
     /// Packets that did not authenticate (forged, altered, or a sender

@@ -309,4 +309,31 @@ pub struct SendReport {
     /// `voice:`: what the voice sender did (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub voice: Option<super::VoiceSendReport>,
+    /// `paths=`: what each path of a bonded stream carried (absent with
+    /// one path).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathReport>,
+}
+
+/// What one path of a bonded stream did (issue 19).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PathReport {
+    /// Where it sent.
+    pub target: String,
+    /// Its socket's local address.
+    pub local: String,
+    /// Datagrams its socket took, data and control.
+    pub packets_sent: u64,
+    /// Bytes of those datagrams.
+    pub bytes_sent: u64,
+    /// Bytes of media data among them (DCCP payload, retransmissions
+    /// included).
+    pub payload_bytes: u64,
+    /// Times it went down (no open connection left after it had one).
+    pub down: u64,
+    /// Times it came back.
+    pub up: u64,
+    /// Socket errors on it (unreachable network, ICMP), each a hint: only
+    /// its silence takes it down.
+    pub errors: u64,
 }

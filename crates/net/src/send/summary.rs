@@ -119,6 +119,7 @@ impl Run {
         self.report.replays_dropped = self.protection.stats.replayed;
         self.report.buffer = self.layered.as_ref().map(|l| l.report());
         self.report.voice = self.voice.as_ref().map(|v| v.report());
+        self.report.paths = std::mem::take(&mut self.paths);
         let written = self.sink.report(
                 &format!(
                     "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",
