@@ -88,6 +88,12 @@ pub(crate) struct EmulateArgs {
     #[arg(long, value_name = "LOSS", value_parser = loss)]
     back_loss: Option<LossConfig>,
 
+    /// Cut the link, both directions, from START for LENGTH after the
+    /// emulator started (10s+5s): every datagram is dropped meanwhile, as
+    /// when a radio link goes. May be given more than once.
+    #[arg(long, value_name = "START+LENGTH", value_parser = outage)]
+    outage: Vec<emulate::Outage>,
+
     /// Header bytes counted on the link for every datagram, both directions
     /// (28: IPv4 + UDP).
     #[arg(long, value_name = "BYTES", default_value_t = 28)]
@@ -172,6 +178,10 @@ fn loss(text: &str) -> Result<LossConfig, String> {
     emulate::parse_loss(text).map_err(|e| e.to_string())
 }
 
+fn outage(text: &str) -> Result<emulate::Outage, String> {
+    emulate::parse_outage(text).map_err(|e| e.to_string())
+}
+
 /// The capacity from a rate or a trace file (named by `option` in errors).
 fn capacity(
     rate: Option<Rate>,
@@ -204,6 +214,7 @@ fn config(args: &EmulateArgs) -> anyhow::Result<EmulatorConfig> {
         overhead_bytes: args.overhead,
         queue: args.queue.unwrap_or(emulate::DEFAULT_QUEUE),
         loss: args.loss,
+        outages: args.outage.clone(),
         ..DirectionConfig::default()
     };
     config.backward = DirectionConfig {
@@ -212,6 +223,7 @@ fn config(args: &EmulateArgs) -> anyhow::Result<EmulatorConfig> {
         overhead_bytes: args.overhead,
         queue: args.back_queue.unwrap_or(emulate::DEFAULT_QUEUE),
         loss: args.back_loss.unwrap_or(LossConfig::None),
+        outages: args.outage.clone(),
         ..DirectionConfig::default()
     };
     config.seed = args.seed;
@@ -228,6 +240,7 @@ struct DirectionReport {
     sent_bytes: u64,
     queue_drops: u64,
     channel_losses: u64,
+    outage_drops: u64,
     overflow_drops: u64,
     unroutable: u64,
     send_errors: u64,
@@ -250,6 +263,7 @@ impl DirectionReport {
             sent_bytes: now.sent_bytes,
             queue_drops: now.queue_drops,
             channel_losses: now.channel_losses,
+            outage_drops: now.outage_drops,
             overflow_drops: now.overflow_drops,
             unroutable: now.unroutable,
             send_errors: now.send_errors,
@@ -268,13 +282,18 @@ impl DirectionReport {
 
     fn line(&self) -> String {
         format!(
-            "in {} out {} {} queue {} pkt drops {} lost {}",
+            "in {} out {} {} queue {} pkt drops {} lost {}{}",
             self.received_packets,
             self.sent_packets,
             Rate::from_bits_per_sec(self.throughput_bits_per_s),
             self.queue_packets,
             self.queue_drops + self.overflow_drops,
             self.channel_losses,
+            if self.outage_drops > 0 {
+                format!(" cut {}", self.outage_drops)
+            } else {
+                String::new()
+            },
         )
     }
 }

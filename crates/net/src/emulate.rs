@@ -81,8 +81,8 @@ use fairstream_sim::scenario::DEFAULT_OVERHEAD;
 use thiserror::Error;
 
 pub use parse::{
-    parse_client_idle, parse_delay, parse_loss, parse_positive_duration, parse_queue, parse_rate,
-    OptionError, DEFAULT_QUEUE, MIN_CLIENT_IDLE,
+    parse_client_idle, parse_delay, parse_loss, parse_outage, parse_positive_duration, parse_queue,
+    parse_rate, OptionError, DEFAULT_QUEUE, MIN_CLIENT_IDLE,
 };
 pub use stats::{DirectionStats, EmulatorStats};
 
@@ -146,6 +146,20 @@ pub struct DirectionConfig {
     /// The most payload bytes waiting out the propagation delay; beyond it
     /// datagrams are dropped ([`DirectionStats::overflow_drops`]).
     pub max_in_flight_bytes: u64,
+    /// Times the link is cut: from `start` after the emulator started, for
+    /// `length`, every datagram offered is dropped
+    /// ([`DirectionStats::outage_drops`]), as when a radio link or a cable
+    /// goes (to try how a bonded stream survives losing a path).
+    pub outages: Vec<Outage>,
+}
+
+/// A time the link is cut ([`DirectionConfig::outages`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outage {
+    /// When it begins, after the emulator started.
+    pub start: Duration,
+    /// How long it lasts.
+    pub length: Duration,
 }
 
 impl Default for DirectionConfig {
@@ -159,6 +173,7 @@ impl Default for DirectionConfig {
             queue: DEFAULT_QUEUE,
             loss: LossConfig::None,
             max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
+            outages: Vec::new(),
         }
     }
 }

@@ -68,6 +68,8 @@ pub(crate) struct Direction {
     /// further; they are offered at this time, so that a packet never uses
     /// capacity from before the link last ran.
     clock: Instant,
+    /// When the link is cut: [start, end) on the engine's clock.
+    outages: Vec<(Instant, Instant)>,
     stats: DirectionStats,
 }
 
@@ -93,6 +95,11 @@ impl Direction {
             in_flight_bytes: 0,
             max_in_flight_bytes: config.max_in_flight_bytes,
             clock: now,
+            outages: config
+                .outages
+                .iter()
+                .map(|o| (now + o.start, now + o.start + o.length))
+                .collect(),
             stats: DirectionStats::default(),
         })
     }
@@ -102,6 +109,14 @@ impl Direction {
         let now = at.max(self.clock);
         self.clock = now;
         self.count_received(datagram.payload.len());
+        if self
+            .outages
+            .iter()
+            .any(|(start, end)| (*start..*end).contains(&now))
+        {
+            self.stats.outage_drops += 1;
+            return;
+        }
         match &mut self.shaper {
             // Drops are counted by the link itself (`LinkStats::queue_drops`).
             Shaper::Link(link) => match link.enqueue(now, datagram) {

@@ -87,6 +87,18 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, OptionError> {
     Ok(duration)
 }
 
+/// A time the link is cut, `START+LENGTH` after the emulator started
+/// (`10s+5s`: from 10 s to 15 s).
+pub fn parse_outage(text: &str) -> Result<super::Outage, OptionError> {
+    let (start, length) = text
+        .split_once('+')
+        .ok_or_else(|| error(text, "expected START+LENGTH, e.g. 10s+5s"))?;
+    let start = parse_duration(start.trim()).map_err(|e| unit_error(text, &e, "10s+5s"))?;
+    let length = parse_positive_duration(length.trim())?;
+    fairstream_sim::limits::check_duration(start + length).map_err(|e| error(text, e))?;
+    Ok(super::Outage { start, length })
+}
+
 /// The shortest idle time [`parse_client_idle`] takes: a flow that pauses
 /// for a moment (a stalled process, a long round trip) must not lose its
 /// place, and with it the upstream port its peer knows it by.

@@ -22,6 +22,9 @@ pub struct DirectionStats {
     pub queue_drops: u64,
     /// Datagrams lost on the channel by the loss model.
     pub channel_losses: u64,
+    /// Datagrams dropped while the link was cut
+    /// ([`DirectionConfig::outages`](super::DirectionConfig::outages)).
+    pub outage_drops: u64,
     /// Datagrams dropped because the delay line already held
     /// [`DirectionConfig::max_in_flight_bytes`](super::DirectionConfig::max_in_flight_bytes).
     pub overflow_drops: u64,
