@@ -557,7 +557,6 @@ impl RecvRun {
                     .rev()
                     .find(|(address, _)| *address == from)
                     .map(|(_, token)| *token);
-                self.pending_tokens.clear();
                 // The connection that made the sender known counts as
                 // established even if it closes before reaching OPEN.
                 if let Some((remote_port, local_port)) = peek_ports(bytes) {
@@ -616,7 +615,9 @@ impl RecvRun {
 
     /// Whether a datagram from `from`, while another address is served,
     /// joins `from` to the stream as another path of its sender: a Request
-    /// with the sender's token, while there is room for a path.
+    /// with the sender's token, or anything from an address whose Request
+    /// carried it before the sender was known (its handshake was under way
+    /// beside the first path's), while there is room for a path.
     fn joins(&mut self, from: SocketAddr, bytes: &[u8]) -> bool {
         if self.paths.contains(&from) {
             return true;
@@ -634,7 +635,11 @@ impl RecvRun {
             .connection
             .checksum
             .receive_context();
-        if PathToken::peek_request(bytes, &context) != Some(token) {
+        let known = self
+            .pending_tokens
+            .iter()
+            .any(|(address, t)| *address == from && *t == token);
+        if !known && PathToken::peek_request(bytes, &context) != Some(token) {
             return false;
         }
         self.paths.push(from);

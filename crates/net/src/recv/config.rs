@@ -176,6 +176,8 @@ pub struct RecvReport {
     pub stalls: u64,
     /// Its time stalled, seconds.
     pub stall_time_s: f64,
+    /// Its longest stall, seconds.
+    pub stall_max_s: f64,
     /// Datagrams from addresses other than the sender's, dropped.
     pub foreign_datagrams: u64,
     /// Datagrams the endpoint could not parse.

@@ -27,6 +27,8 @@ pub(super) struct Player {
     pub(super) stalls: u64,
     /// Time spent stalled.
     pub(super) stall_time: Duration,
+    /// The longest stall.
+    pub(super) stall_max: Duration,
 }
 
 impl Player {
@@ -42,6 +44,7 @@ impl Player {
             startup_delay_s: None,
             stalls: 0,
             stall_time: Duration::ZERO,
+            stall_max: Duration::ZERO,
         }
     }
 
@@ -87,6 +90,7 @@ impl Player {
                 }
                 if let Some(since) = self.stall_started.take() {
                     self.stall_time += now - since;
+                    self.stall_max = self.stall_max.max(now - since);
                 }
             }
         }
@@ -121,5 +125,6 @@ mod tests {
             player.on_frame(t(3000 + 10 * (i - 20)), 0.04 * (i + 1) as f64);
         }
         assert!(player.stall_time > Duration::from_secs(1));
+        assert_eq!(player.stall_max, player.stall_time);
     }
 }

@@ -143,6 +143,7 @@ impl RecvRun {
         report.startup_delay_s = self.player.startup_delay_s;
         report.stalls = self.player.stalls;
         report.stall_time_s = self.player.stall_time.as_secs_f64();
+        report.stall_max_s = self.player.stall_max.as_secs_f64();
         report.malformed_datagrams =
             self.session.endpoint().stats().malformed_dropped + session_stats.malformed;
         report.reorder_max_held = session_stats.reorder.max_held;

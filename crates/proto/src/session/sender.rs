@@ -82,6 +82,10 @@ pub struct SessionConfig {
 /// The most paths one session bonds.
 pub const MAX_PATHS: usize = 8;
 
+/// The least silence after data that makes a bonded session's connection
+/// suspect (it gets no new data while others answer).
+const SUSPECT_AFTER_MIN: Duration = Duration::from_millis(150);
+
 impl Default for SessionConfig {
     fn default() -> Self {
         SessionConfig {
@@ -876,7 +880,7 @@ impl SenderSession {
         }
         // Retransmissions first, each to the connection that sends soonest.
         while self.resend.len() > 0 {
-            let Some(id) = self.earliest(&ready, depth) else {
+            let Some(id) = self.earliest(now, &ready, depth) else {
                 return;
             };
             let Some(seq) = self.resend.pop() else {
@@ -889,7 +893,7 @@ impl SenderSession {
             return;
         }
         while !self.queue.is_empty() {
-            let Some(id) = self.earliest(&ready, depth) else {
+            let Some(id) = self.earliest(now, &ready, depth) else {
                 break;
             };
             let Some(queued) = self.queue.pop_front() else {
@@ -904,8 +908,47 @@ impl SenderSession {
     /// session, the one that delivers it soonest: that time plus the
     /// path's one-way delay, taken as half the connection's RTT
     /// (earliest arrival, so that the receiver waits least to reorder).
-    fn earliest(&self, ready: &[ConnectionId], depth: usize) -> Option<ConnectionId> {
+    fn earliest(&self, now: Instant, ready: &[ConnectionId], depth: usize) -> Option<ConnectionId> {
         let bonded = self.paths.len() > 1;
+        if bonded {
+            // A connection silent for a few RTTs is suspect: while another
+            // answers, it gets nothing new (what it holds is resent if it
+            // turns out dead), so a cut path costs only what was in flight
+            // when it went.
+            let answering: Vec<ConnectionId> = ready
+                .iter()
+                .copied()
+                .filter(|id| !self.suspect(now, *id))
+                .collect();
+            if !answering.is_empty() && answering.len() < ready.len() {
+                return self.earliest_of(&answering, depth, bonded);
+            }
+        }
+        self.earliest_of(ready, depth, bonded)
+    }
+
+    /// Whether connection `id` has had data unanswered for three RTTs (at
+    /// least 150 ms).
+    fn suspect(&self, now: Instant, id: ConnectionId) -> bool {
+        let Some(conn) = self.conns.iter().find(|c| c.id == id) else {
+            return false;
+        };
+        let rtt = self
+            .endpoint
+            .connection(id)
+            .and_then(|c| c.stats().rtt)
+            .unwrap_or(Duration::from_millis(100));
+        conn.unanswered_since.is_some_and(|since| {
+            now.saturating_duration_since(since) >= (3 * rtt).max(SUSPECT_AFTER_MIN)
+        })
+    }
+
+    fn earliest_of(
+        &self,
+        ready: &[ConnectionId],
+        depth: usize,
+        bonded: bool,
+    ) -> Option<ConnectionId> {
         ready
             .iter()
             .filter_map(|id| {
