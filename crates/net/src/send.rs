@@ -66,6 +66,8 @@ const ON_DEMAND_PENDING: usize = 2048;
 const ON_DEMAND_FEED: usize = 512;
 /// How often a source that is behind is asked again for its frame.
 const SOURCE_POLL: Duration = Duration::from_millis(5);
+/// A path's down and up times kept in the report, at most.
+const MAX_PATH_TIMES: usize = 16;
 /// The longest the loop sleeps without looking at the stop flag.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
@@ -278,6 +280,7 @@ impl Run {
                 ..ArqConfig::default()
             },
             paths: sender.targets.len(),
+            duplicate_key: config.url.duplicate_key,
             ..SessionConfig::default()
         };
         let session = SenderSession::new(session_config, start)
@@ -907,8 +910,12 @@ impl Run {
                 SessionEvent::ConnectionsChanged { .. } => {}
                 SessionEvent::PathDown { path } => {
                     let target = self.path_target(path);
+                    let at = (self.clock.now() - self.start).as_secs_f64();
                     if let Some(report) = self.paths.get_mut(path) {
                         report.down += 1;
+                        if report.down_at_s.len() < MAX_PATH_TIMES {
+                            report.down_at_s.push(at);
+                        }
                     }
                     eprintln!(
                         "send: path {path} (to {target}) answers nothing: sending on the \
@@ -917,8 +924,12 @@ impl Run {
                 }
                 SessionEvent::PathUp { path } => {
                     let target = self.path_target(path);
+                    let at = (self.clock.now() - self.start).as_secs_f64();
                     if let Some(report) = self.paths.get_mut(path) {
                         report.up += 1;
+                        if report.up_at_s.len() < MAX_PATH_TIMES {
+                            report.up_at_s.push(at);
+                        }
                     }
                     eprintln!("send: path {path} (to {target}) is back");
                 }

@@ -23,6 +23,7 @@
 //! | `arq` | `on`, `off`: retransmission within the deadline | `on` |
 //! | `paths` | more network paths to bond (issue 19), comma-separated, each `HOST:PORT` optionally followed by `@LOCAL` (a local address, or `dev:INTERFACE`); the URL's own address is the first path ([`paths`]) | none: one path |
 //! | `bind` | where the first path's socket binds: a local address or `dev:INTERFACE` | any address |
+//! | `duplicate` | with `paths`: `key` sends each I frame's packets on two paths (the one that delivers soonest, and the best of the others), `off` | `off` |
 //! | `passphrase` | 10 to 79 bytes (SRT's bounds), percent-encoded where it holds `%`, `&`, `#`, `+` or a space: every packet after the handshake is encrypted and authenticated (`docs/security.md`); both ends need the same one | none: in clear |
 //!
 //! Port 0 in a listening URL binds any free port.
@@ -273,6 +274,8 @@ pub struct DccpUrl {
     pub paths: Vec<PathSpec>,
     /// `bind`: where the first path's socket binds.
     pub bind: Option<LocalBind>,
+    /// `duplicate=key`: I frames go on two paths.
+    pub duplicate_key: bool,
     /// The URL as given, with the passphrase shown as `***`.
     text: String,
     /// Keys given in the query.
@@ -280,7 +283,7 @@ pub struct DccpUrl {
 }
 
 const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, \
-     max_packet, fec, peer_timeout, arq, passphrase, paths, bind, mode, preroll, \
+     max_packet, fec, peer_timeout, arq, passphrase, paths, bind, duplicate, mode, preroll, \
      congestion_threshold, loss_threshold";
 const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase, and with cc=buffer \
      mode, preroll, congestion_threshold, loss_threshold";
@@ -333,6 +336,7 @@ impl FromStr for DccpUrl {
             buffer: None,
             paths: Vec::new(),
             bind: None,
+            duplicate_key: false,
             text: shown.clone(),
             keys: Vec::new(),
         };
@@ -366,6 +370,13 @@ impl FromStr for DccpUrl {
             url.transport.controller = Controller::Adaptive;
         }
         url.check_fixed_rate()?;
+        if url.duplicate_key && url.paths.is_empty() {
+            return Err(bad(
+                "duplicate",
+                "key",
+                "needs paths=: with one path there is no other to send a copy on",
+            ));
+        }
         Ok(url)
     }
 }
@@ -467,6 +478,13 @@ impl DccpUrl {
             "fec" => self.fec = Some(parse_fec(value).map_err(|r| bad(key, value, r))?),
             "paths" => self.paths = paths::parse_paths(value).map_err(|r| bad(key, value, r))?,
             "bind" => self.bind = Some(paths::parse_local(value).map_err(|r| bad(key, value, r))?),
+            "duplicate" => {
+                self.duplicate_key = match value {
+                    "key" => true,
+                    "off" => false,
+                    _ => return Err(bad(key, value, "expected key or off")),
+                }
+            }
             "peer_timeout" => self.peer_timeout = value.parse().map_err(|r| bad(key, value, r))?,
             "passphrase" => {
                 // The value is never echoed in an error.

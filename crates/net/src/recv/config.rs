@@ -190,6 +190,9 @@ pub struct RecvReport {
     pub tables_max: usize,
     /// The most datagrams the reorder buffer held.
     pub reorder_max_held: usize,
+    /// The longest a datagram waited in the reorder buffer for one before
+    /// it, seconds (a bonded stream's paths differ in delay).
+    pub reorder_max_delay_s: f64,
     /// Gaps the reorder buffer gave up.
     pub reorder_skipped: u64,
     /// Datagrams asked to be resent (`arq`; distinct sequence numbers).

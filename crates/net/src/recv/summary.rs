@@ -147,6 +147,7 @@ impl RecvRun {
         report.malformed_datagrams =
             self.session.endpoint().stats().malformed_dropped + session_stats.malformed;
         report.reorder_max_held = session_stats.reorder.max_held;
+        report.reorder_max_delay_s = session_stats.reorder.max_delay.as_secs_f64();
         report.reorder_skipped = session_stats.reorder.skipped;
         report.arq_requested = session_stats.arq.requested;
         report.arq_recovered = session_stats.arq.recovered;

@@ -313,6 +313,9 @@ pub struct SendReport {
     /// one path).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathReport>,
+    /// `duplicate=key`: packets of I frames sent a second time, on another
+    /// path.
+    pub key_copies: u64,
 }
 
 /// What one path of a bonded stream did (issue 19).
@@ -333,6 +336,11 @@ pub struct PathReport {
     pub down: u64,
     /// Times it came back.
     pub up: u64,
+    /// When it went down, seconds after the sender started (the first 16
+    /// times).
+    pub down_at_s: Vec<f64>,
+    /// When it came back, seconds after the sender started (the first 16).
+    pub up_at_s: Vec<f64>,
     /// Socket errors on it (unreachable network, ICMP), each a hint: only
     /// its silence takes it down.
     pub errors: u64,

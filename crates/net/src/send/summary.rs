@@ -120,6 +120,7 @@ impl Run {
         self.report.buffer = self.layered.as_ref().map(|l| l.report());
         self.report.voice = self.voice.as_ref().map(|v| v.report());
         self.report.paths = std::mem::take(&mut self.paths);
+        self.report.key_copies = self.session.key_copies();
         let written = self.sink.report(
                 &format!(
                     "send done ({}): {} frames sent, {} late, {} dropped, {} packets, {} bytes in {:.2} s",

@@ -12,8 +12,9 @@ pub(super) const BUFFER_KEYS: [&str; 4] =
     ["mode", "preroll", "congestion_threshold", "loss_threshold"];
 
 /// The keys that do not go with `cc=buffer`, and why.
-const NOT_WITH_BUFFER: [(&str, &str); 7] = [
+const NOT_WITH_BUFFER: [(&str, &str); 8] = [
     ("conns", ONE_CONNECTION),
+    ("paths", ONE_CONNECTION),
     ("controller", ONE_CONNECTION),
     ("policy", ONE_CONNECTION),
     ("start_offset", ONE_CONNECTION),

@@ -326,3 +326,35 @@ fn buffer_url_errors_name_the_key() {
     let listener: DccpUrl = "dccp://:9000?cc=buffer&mode=paper".parse().unwrap();
     assert!(listener.listen_address().is_ok());
 }
+
+#[test]
+fn bonded_urls_list_their_paths_and_errors_name_the_key() {
+    let url: DccpUrl =
+        "dccp://127.0.0.1:9001?paths=127.0.0.1:9002,127.0.0.1:9003@127.0.0.1&bind=dev:lo"
+            .parse()
+            .unwrap();
+    let targets = url.path_targets().unwrap();
+    assert_eq!(targets.len(), 3);
+    assert_eq!(targets[0].0.port(), 9001);
+    assert_eq!(targets[0].1, Some(LocalBind::Device("lo".into())));
+    assert_eq!(targets[1], ("127.0.0.1:9002".parse().unwrap(), None));
+    assert_eq!(
+        targets[2].1,
+        Some(LocalBind::Address("127.0.0.1:0".parse().unwrap()))
+    );
+    for (bad, says) in [
+        ("dccp://h:1?paths=", "`paths`"),
+        ("dccp://h:1?paths=h", "HOST:PORT"),
+        ("dccp://h:1?bind=nowhere", "`bind`"),
+        ("dccp://h:1?cc=buffer&paths=h:2", "one connection"),
+        ("dccp://h:1?duplicate=key", "needs paths="),
+        ("dccp://h:1?paths=h:2&duplicate=all", "key or off"),
+    ] {
+        let error = bad.parse::<DccpUrl>().unwrap_err().to_string();
+        assert!(error.contains(says), "{bad}: {error}");
+    }
+    // A listener takes no paths: the sender's addresses find it.
+    let listening: DccpUrl = "dccp://:9000?paths=h:2".parse().unwrap();
+    let error = listening.listen_address().unwrap_err().to_string();
+    assert!(error.contains("`paths`"), "{error}");
+}

@@ -44,6 +44,18 @@ fn run(
     arq: bool,
     cut: impl Fn(Instant, usize) -> bool,
 ) -> Outcome {
+    run_with(paths, until, offered, arq, false, cut)
+}
+
+/// [`run`], with `duplicate_key` (every tenth datagram is key).
+fn run_with(
+    paths: &[PathLink],
+    until: Duration,
+    offered: f64,
+    arq: bool,
+    duplicate_key: bool,
+    cut: impl Fn(Instant, usize) -> bool,
+) -> Outcome {
     let config = SessionConfig {
         connection: ConnectionConfig {
             msl: Duration::from_secs(1),
@@ -51,6 +63,7 @@ fn run(
         },
         count: ConnectionCountConfig::Fixed(1),
         paths: paths.len(),
+        duplicate_key,
         ..SessionConfig::default()
     };
     let mut receiver =
@@ -71,7 +84,11 @@ fn run(
         let due = (offered * now.as_nanos() as f64 / 1e9 / 1000.0) as u64 + 1;
         while sent < due && sender.queued() < 64 {
             let payload = (sent as u32).to_be_bytes().repeat(250);
-            if sender.send(now, &payload, sent / 10).is_err() {
+            let meta = arq::DatagramMeta {
+                key: sent % 10 == 0,
+                ..arq::DatagramMeta::gop(sent / 10)
+            };
+            if sender.send_with(now, &payload, meta).is_err() {
                 break;
             }
             sent += 1;
@@ -335,4 +352,44 @@ fn a_path_token_round_trips_and_nothing_else_reads_as_one() {
 
 fn peek_ports(bytes: &[u8]) -> Option<(u16, u16)> {
     crate::wire::dccp::peek_ports(bytes)
+}
+
+#[test]
+fn key_datagrams_go_on_two_paths_and_arrive_once() {
+    // The fast path loses everything from 10 s to 20 s: the key datagrams
+    // sent meanwhile (until the path is suspect) arrive by the other. The
+    // stream (100 kB/s) fits either path, so a copy takes no datagram's
+    // place.
+    let down = |now: Instant, path: usize| {
+        path == 0 && now >= Instant::from_millis(10_000) && now < Instant::from_millis(20_000)
+    };
+    let plain = run(
+        &[FAST, SLOW],
+        Duration::from_secs(30),
+        100_000.0,
+        false,
+        down,
+    );
+    let copied = run_with(
+        &[FAST, SLOW],
+        Duration::from_secs(30),
+        100_000.0,
+        false,
+        true,
+        down,
+    );
+    let keys = |o: &Outcome| o.received.iter().filter(|n| *n % 10 == 0).count();
+    eprintln!(
+        "copies {}; key datagrams received {} without, {} with copies; all {} and {}",
+        copied.sender.key_copies(),
+        keys(&plain),
+        keys(&copied),
+        plain.received.len(),
+        copied.received.len()
+    );
+    assert_eq!(plain.sender.key_copies(), 0);
+    assert!(copied.sender.key_copies() > 0);
+    // Each arrives once, in order.
+    assert!(copied.received.windows(2).all(|w| w[0] < w[1]));
+    assert!(keys(&copied) > keys(&plain));
 }

@@ -77,6 +77,11 @@ pub struct SessionConfig {
     /// that delivers them soonest, counting each path's one-way delay.
     /// Default 1.
     pub paths: usize,
+    /// A bonded session sends each key datagram (an I frame's,
+    /// [`DatagramMeta::key`]) a second time, on the best connection of
+    /// another path, as SRT's broadcast groups send everything, but only
+    /// for the frames that matter. Default off.
+    pub duplicate_key: bool,
 }
 
 /// The most paths one session bonds.
@@ -103,6 +108,7 @@ impl Default for SessionConfig {
             dead_after_rtts: 4,
             dead_after_min: Duration::from_millis(500),
             paths: 1,
+            duplicate_key: false,
         }
     }
 }
@@ -244,6 +250,8 @@ pub struct SenderSession {
     max_open: usize,
     /// [`close`](SenderSession::close) was called: no connection opens.
     closed: bool,
+    /// Key datagrams sent a second time on another path.
+    key_copies: u64,
     /// RTCP packets from the receiver the session does not act on, for
     /// [`poll_report`](SenderSession::poll_report); at most
     /// [`MAX_HELD_REPORTS`].
@@ -308,6 +316,7 @@ impl SenderSession {
             count_samples: 0,
             max_open: 0,
             closed: false,
+            key_copies: 0,
             reports: VecDeque::new(),
             reports_dropped: 0,
         };
@@ -379,6 +388,12 @@ impl SenderSession {
     /// What retransmission and failover did.
     pub fn arq_stats(&self) -> SenderArqStats {
         self.arq_stats
+    }
+
+    /// Key datagrams sent a second time on another path
+    /// ([`SessionConfig::duplicate_key`]).
+    pub fn key_copies(&self) -> u64 {
+        self.key_copies
     }
 
     /// Bytes kept for resending.
@@ -899,6 +914,9 @@ impl SenderSession {
             let Some(queued) = self.queue.pop_front() else {
                 break;
             };
+            if self.config.duplicate_key && queued.meta.key && self.paths.len() > 1 {
+                self.copy_to_another_path(now, &queued.datagram, id, &ready, depth);
+            }
             self.hand_over(now, queued, id);
         }
     }
@@ -968,6 +986,32 @@ impl SenderSession {
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, id)| id)
+    }
+
+    /// Sends `datagram` also on the connection of another path than
+    /// `id`'s that delivers it soonest, if one has room.
+    fn copy_to_another_path(
+        &mut self,
+        now: Instant,
+        datagram: &[u8],
+        id: ConnectionId,
+        ready: &[ConnectionId],
+        depth: usize,
+    ) {
+        let path = self.path_of(id);
+        let others: Vec<ConnectionId> = ready
+            .iter()
+            .copied()
+            .filter(|other| self.path_of(*other) != path)
+            .collect();
+        let Some(other) = self.earliest(now, &others, depth) else {
+            return;
+        };
+        if let Some(conn) = self.endpoint.connection_mut(other) {
+            if conn.send(now, datagram).is_ok() {
+                self.key_copies += 1;
+            }
+        }
     }
 
     /// Gives a datagram to connection `id` and keeps it for resending.
