@@ -20,6 +20,7 @@ fn setup() -> Setup {
         seed: 1,
         controller: "adaptive".to_owned(),
         dump: None,
+        tcp: "newreno".to_owned(),
     }
 }
 

@@ -19,6 +19,26 @@ pub struct Setup {
     pub controller: String,
     /// A folder for every cell's scenario files.
     pub dump: Option<PathBuf>,
+    /// The TCP of the cross traffic (and of the flow that replaces the
+    /// stream): `newreno` (the papers' baseline, no SACK), `newreno-sack`
+    /// or `cubic` (RFC 9438 with HyStart++ and SACK, Linux's default).
+    pub tcp: String,
+}
+
+/// The cross traffic's TCP names [`Setup::tcp`] takes.
+pub const TCPS: [&str; 3] = ["newreno", "newreno-sack", "cubic"];
+
+impl Setup {
+    /// The transport table of a TCP flow (`ecn`: ECN-capable).
+    fn tcp_transport(&self, ecn: bool) -> String {
+        let cc = match self.tcp.as_str() {
+            "cubic" => "cc = \"tcp-cubic\"",
+            "newreno-sack" => "cc = \"tcp-newreno\", sack = true",
+            _ => "cc = \"tcp-newreno\"",
+        };
+        let ecn = if ecn { ", ecn = true" } else { "" };
+        format!("transport = {{ {cc}, min_rto = \"200ms\"{ecn} }}")
+    }
 }
 
 /// Application payload of the stream's datagrams.
@@ -297,7 +317,7 @@ impl FairCell {
         let access = 1.0;
         let bottleneck_delay = self.rtt_ms as f64 / 2.0 - 2.0 * access;
         let bdp = (bw * self.rtt_ms as f64 / 1000.0 / 8.0 / 1500.0).ceil() as u64;
-        let ecn = if self.queue.ecn() { ", ecn = true" } else { "" };
+        let tcp = setup.tcp_transport(self.queue.ecn());
         let mut text = format!(
             "[run]\nduration = \"{}s\"\nseed = {}\n\
              [[node]]\nname = \"left\"\n[[node]]\nname = \"right\"\n[[node]]\nname = \"sink\"\n\
@@ -328,8 +348,7 @@ impl FairCell {
             ));
         } else {
             text.push_str(&format!(
-                "[[flow]]\nname = \"extra-tcp\"\nfrom = \"server\"\nto = \"client\"\n\
-                 transport = {{ cc = \"tcp-newreno\", min_rto = \"200ms\"{ecn} }}\n"
+                "[[flow]]\nname = \"extra-tcp\"\nfrom = \"server\"\nto = \"client\"\n{tcp}\n"
             ));
         }
         for i in 0..self.tcp {
@@ -337,7 +356,7 @@ impl FairCell {
                 "[[node]]\nname = \"src{i}\"\n\
                  [[link]]\nbetween = [\"src{i}\", \"left\"]\nrate = \"10gbit\"\ndelay = \"{access}ms\"\n\
                  [[flow]]\nname = \"tcp{i}\"\nfrom = \"src{i}\"\nto = \"sink\"\nstart = \"{}ms\"\n\
-                 transport = {{ cc = \"tcp-newreno\", min_rto = \"200ms\"{ecn} }}\n",
+                 {tcp}\n",
                 100 * (i + 1)
             ));
         }

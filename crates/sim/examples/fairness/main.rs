@@ -14,7 +14,8 @@
 //! `--seed N` (default 1), `--controller NAME` (the stream's controller,
 //! default `adaptive`; `none` runs one plain TFRC flow), `--dump DIR` (also
 //! write every cell's scenario files there, to run one again with
-//! `fairstream simulate`).
+//! `fairstream simulate`), `--tcp newreno|newreno-sack|cubic` (the cross
+//! traffic's TCP, default `newreno`, the papers' baseline; issue 18).
 //!
 //! Every figure is measured over the last half of each run (after
 //! convergence). A benchmark: it measures and reports, it asserts nothing;
@@ -57,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
             seed: 1,
             controller: "adaptive".to_owned(),
             dump: None,
+            tcp: "newreno".to_owned(),
         },
     };
     let mut it = std::env::args().skip(1);
@@ -87,6 +89,16 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|_| format!("--seed {v}: expected a whole number"))?;
             }
             "--controller" => args.setup.controller = value("--controller")?,
+            "--tcp" => {
+                let v = value("--tcp")?;
+                if !cells::TCPS.contains(&v.as_str()) {
+                    return Err(format!(
+                        "--tcp {v}: expected one of {}",
+                        cells::TCPS.join(", ")
+                    ));
+                }
+                args.setup.tcp = v;
+            }
             "--dump" => args.setup.dump = Some(PathBuf::from(value("--dump")?)),
             other => return Err(format!("unknown argument {other} (see the file's doc)")),
         }
@@ -323,13 +335,18 @@ fn render(args: &Args, jobs: &[Job], results: &[Option<Outcome>]) -> String {
             _ => None,
         })
         .collect();
+    let tcp = match args.setup.tcp.as_str() {
+        "cubic" => "CUBIC",
+        "newreno-sack" => "NewReno (SACK)",
+        _ => "NewReno",
+    };
     for (title, both) in [
         (
-            "### Fair: the stream and NewReno flows on a congested wire",
+            format!("### Fair: the stream and {tcp} flows on a congested wire"),
             false,
         ),
         (
-            "### Both: the congested wire, then a lossy hop only the stream crosses",
+            "### Both: the congested wire, then a lossy hop only the stream crosses".to_owned(),
             true,
         ),
     ] {
@@ -351,10 +368,10 @@ fn render(args: &Args, jobs: &[Job], results: &[Option<Outcome>]) -> String {
         writeln!(
             out,
             "{title}\n\n\
-             The stream's goodput over the mean NewReno flow's (target ≤ 1.25), and the harm: how \
-             much less the NewReno flows got than when the stream is replaced by one more NewReno \
+             The stream's goodput over the mean {tcp} flow's (target ≤ 1.25), and the harm: how \
+             much less the {tcp} flows got than when the stream is replaced by one more {tcp} \
              flow (target ≤ 10 %).{} {met} of {} cells meet {}.\n\n\
-             | bottleneck | queue | NewReno flows | RTT |{} stream | mean TCP | ratio | harm |{} n |\n|---|---|---|---|{}---|---|---|---|{}---|",
+             | bottleneck | queue | {tcp} flows | RTT |{} stream | mean TCP | ratio | harm |{} n |\n|---|---|---|---|{}---|---|---|---|{}---|",
             if both {
                 " Fill: the stream's goodput over what it could have had, the smaller of the lossy hop's \
                  B_w(1 − p_w) × 1460/1508 and the wire's fair share C/(N + 1) × 1460/1500 (target ≥ 0.95)."
