@@ -4,7 +4,7 @@
 // `run.py` writes for `fairstream simulate`: N senders, each on its own
 // access link to the left router, one bottleneck to the right router, and N
 // receivers on their own access links. Flow i runs from sender i to
-// receiver i and starts its connection at i * start_gap.
+// receiver i and opens its connection at the i-th of `--starts`.
 //
 // Every ns-3 default that differs from fairstream's TCP model is set here
 // to the model's value; bench/ns3/README.md lists them and what cannot be
@@ -18,6 +18,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ main(int argc, char* argv[])
     double minRto = 1.0;
     double duration = 60.0;
     double startGap = 0.01;
+    std::string starts; // comma-separated start times (seconds); overrides startGap
     uint32_t seed = 1;
     uint32_t overheadBytes = 2; // the PPP header PointToPointNetDevice adds
     std::string pcapPrefix; // to debug: pcap of sender 0's access link and the bottleneck
@@ -74,6 +76,7 @@ main(int argc, char* argv[])
     cmd.AddValue("minRto", "minimum RTO (seconds)", minRto);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("startGap", "flow i starts at i * startGap seconds", startGap);
+    cmd.AddValue("starts", "flow i starts at the i-th of these seconds (comma-separated)", starts);
     cmd.AddValue("seed", "RngRun", seed);
     cmd.AddValue("pcapPrefix", "write pcap files with this prefix (for debugging)", pcapPrefix);
     cmd.Parse(argc, argv);
@@ -215,11 +218,21 @@ main(int argc, char* argv[])
 
     uint16_t port = 5000;
     std::vector<Ptr<PacketSink>> sinks;
-    std::vector<double> starts;
+    std::vector<double> startTimes;
+    std::stringstream startList(starts);
+    for (std::string item; std::getline(startList, item, ',');)
+    {
+        startTimes.push_back(std::stod(item));
+    }
+    NS_ABORT_MSG_IF(!startTimes.empty() && startTimes.size() != flows,
+                    "--starts needs one time per flow");
     for (uint32_t i = 0; i < flows; ++i)
     {
-        double start = i * startGap;
-        starts.push_back(start);
+        if (startTimes.size() < flows)
+        {
+            startTimes.push_back(i * startGap);
+        }
+        double start = startTimes[i];
         BulkSendHelper source("ns3::TcpSocketFactory",
                               InetSocketAddress(receiverAddresses[i], port));
         source.SetAttribute("MaxBytes", UintegerValue(0));
@@ -259,7 +272,7 @@ main(int argc, char* argv[])
     {
         std::printf("%s{\"start_s\": %.9g, \"bytes_received\": %llu}",
                     i ? ", " : "",
-                    starts[i],
+                    startTimes[i],
                     static_cast<unsigned long long>(sinks[i]->GetTotalRx()));
     }
     std::printf("]}\n");

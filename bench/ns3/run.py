@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import statistics
@@ -93,9 +94,12 @@ class Row:
         min_th = max(5, round(self.queue_packets / 10))
         return min_th, 3 * min_th
 
-    def start_s(self, index: int) -> float:
-        """When flow `index` opens its connection: spread over the first second."""
-        return index / self.flows
+    def starts_s(self, replicate: int) -> list[float]:
+        """When each flow opens its connection in `replicate`: flow i at a
+        uniform random time in [i/N, (i+1)/N) s, the same draws for every row
+        with N flows, so that every row of a replicate starts alike."""
+        draws = random.Random(f"{self.flows}-{replicate}")
+        return [round((i + draws.random()) / self.flows, 6) for i in range(self.flows)]
 
 
 def rows(flow_counts: list[int]) -> list[Row]:
@@ -174,13 +178,14 @@ def build_fairstream(target: Path) -> Path:
 # ------------------------------------------------------------ scenarios
 
 
-def fairstream_toml(row: Row, duration_s: float) -> str:
+def fairstream_toml(row: Row, duration_s: float, replicate: int) -> str:
     """The fairstream twin of dumbbell.cc's network for `row`."""
     lines = [
-        f"# bench/ns3/run.py: {row.name}, the twin of bench/ns3/dumbbell.cc",
+        f"# bench/ns3/run.py: {row.name}, replicate {replicate}, "
+        "the twin of bench/ns3/dumbbell.cc",
         "[run]",
         f'duration = "{duration_s}s"',
-        "seed = 1",
+        f"seed = {replicate + 1}",
         "",
         '[[node]]\nname = "left"',
         '[[node]]\nname = "right"',
@@ -219,10 +224,10 @@ def fairstream_toml(row: Row, duration_s: float) -> str:
     else:
         transport = '{ cc = "tcp-newreno", mss = 1460, delayed_ack = false, min_rto = "1s", ' \
             f"sack = {str(row.sack).lower()}, hystart = false }}"
-    for i in range(row.flows):
-        # ns-3 opens its connection at start_s(i) and sends data one
-        # handshake (a base RTT) later; fairstream's TCP has no handshake.
-        start_us = round((row.start_s(i) + row.base_rtt_s) * 1e6)
+    for i, start in enumerate(row.starts_s(replicate)):
+        # ns-3 opens its connection at `start` and sends data one handshake
+        # (a base RTT) later; fairstream's TCP has no handshake.
+        start_us = round((start + row.base_rtt_s) * 1e6)
         lines += [
             "\n[[flow]]",
             f'name = "tcp{i + 1}"',
@@ -234,7 +239,7 @@ def fairstream_toml(row: Row, duration_s: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ns3_args(row: Row, duration_s: float) -> list[str]:
+def ns3_args(row: Row, duration_s: float, replicate: int) -> list[str]:
     min_th, max_th = row.red_thresholds
     return [
         f"--flows={row.flows}",
@@ -257,8 +262,8 @@ def ns3_args(row: Row, duration_s: float) -> list[str]:
         "--delAckCount=1",
         "--minRto=1",
         f"--duration={duration_s}",
-        f"--startGap={1 / row.flows}",
-        "--seed=1",
+        "--starts=" + ",".join(f"{start:.6f}" for start in row.starts_s(replicate)),
+        f"--seed={replicate + 1}",
     ]
 
 
@@ -273,18 +278,36 @@ def jain(values: list[float]) -> float:
 
 @dataclass
 class Outcome:
-    goodputs_bps: list[float]
-    drops: int
+    """One simulator's figures for one row: a list entry per replicate."""
+
+    goodputs_bps: list[list[float]]
+    drops: list[int]
     wall_s: list[float]
 
     @property
+    def totals_bps(self) -> list[float]:
+        return [sum(flows) for flows in self.goodputs_bps]
+
+    @property
     def total_bps(self) -> float:
-        return sum(self.goodputs_bps)
+        return statistics.mean(self.totals_bps)
+
+    @property
+    def per_flow_bps(self) -> float:
+        return statistics.mean(statistics.mean(flows) for flows in self.goodputs_bps)
+
+    @property
+    def jains(self) -> list[float]:
+        return [jain(flows) for flows in self.goodputs_bps]
+
+    @property
+    def jain(self) -> float:
+        return statistics.mean(self.jains)
 
 
-def run_ns3(binary: Path, row: Row, duration_s: float) -> tuple[dict, float]:
+def run_ns3(binary: Path, row: Row, duration_s: float, replicate: int) -> tuple[dict, float]:
     began = time.perf_counter()
-    out = subprocess.run([str(binary)] + ns3_args(row, duration_s), check=True,
+    out = subprocess.run([str(binary)] + ns3_args(row, duration_s, replicate), check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out), time.perf_counter() - began
 
@@ -314,29 +337,26 @@ def fairstream_outcome(summary: dict) -> tuple[list[float], int]:
 
 
 def measure(row: Row, ns3_binary: Path, fairstream: Path, work: Path, duration_s: float,
-            repeats: int) -> tuple[Outcome, Outcome]:
-    scenario = work / "scenarios" / f"{row.name}.toml"
-    scenario.parent.mkdir(parents=True, exist_ok=True)
-    scenario.write_text(fairstream_toml(row, duration_s))
-    ns3 = fair = None
-    for repeat in range(repeats):
-        # Interleaved: each repetition runs ns-3 and then fairstream.
-        result, ns3_wall = run_ns3(ns3_binary, row, duration_s)
+            replicates: int) -> tuple[Outcome, Outcome]:
+    ns3 = Outcome([], [], [])
+    fair = Outcome([], [], [])
+    for replicate in range(replicates):
+        scenario = work / "scenarios" / f"{row.name}-r{replicate}.toml"
+        scenario.parent.mkdir(parents=True, exist_ok=True)
+        scenario.write_text(fairstream_toml(row, duration_s, replicate))
+        # Interleaved: each replicate runs ns-3 and then fairstream.
+        result, ns3_wall = run_ns3(ns3_binary, row, duration_s, replicate)
         summary, fair_wall = run_fairstream(fairstream, scenario)
-        goodputs, drops = ns3_outcome(result, row, duration_s)
-        if ns3 is None:
-            ns3 = Outcome(goodputs, drops, [])
-        elif (goodputs, drops) != (ns3.goodputs_bps, ns3.drops):
-            sys.exit(f"{row.name}: ns-3 gave another result in repetition {repeat + 1}")
-        ns3.wall_s.append(ns3_wall)
-        goodputs, drops = fairstream_outcome(summary)
-        if fair is None:
-            fair = Outcome(goodputs, drops, [])
-        elif (goodputs, drops) != (fair.goodputs_bps, fair.drops):
-            sys.exit(f"{row.name}: fairstream gave another result in repetition {repeat + 1}")
-        fair.wall_s.append(fair_wall)
-        print(f"{row.name} #{repeat + 1}: ns-3 {ns3.total_bps / 1e6:.3f} Mbit/s "
-              f"{ns3_wall:.2f} s, fairstream {fair.total_bps / 1e6:.3f} Mbit/s "
+        for outcome, (goodputs, drops), wall_s in (
+            (ns3, ns3_outcome(result, row, duration_s), ns3_wall),
+            (fair, fairstream_outcome(summary), fair_wall),
+        ):
+            outcome.goodputs_bps.append(goodputs)
+            outcome.drops.append(drops)
+            outcome.wall_s.append(wall_s)
+        print(f"{row.name} r{replicate}: ns-3 {ns3.totals_bps[-1] / 1e6:.3f} Mbit/s "
+              f"J {ns3.jains[-1]:.3f} {ns3_wall:.2f} s | fairstream "
+              f"{fair.totals_bps[-1] / 1e6:.3f} Mbit/s J {fair.jains[-1]:.3f} "
               f"{fair_wall:.2f} s", file=sys.stderr, flush=True)
     return ns3, fair
 
@@ -348,32 +368,43 @@ def mbit(bps: float) -> str:
     return f"{bps / 1e6:.3f}"
 
 
-def wall(values: list[float]) -> str:
-    return f"{statistics.mean(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+def spread(values: list[float], digits: int) -> str:
+    """Mean (min–max)."""
+    return (f"{statistics.mean(values):.{digits}f} "
+            f"({min(values):.{digits}f}–{max(values):.{digits}f})")
+
+
+def goodput_ratio(ns3: Outcome, fair: Outcome) -> float:
+    return fair.total_bps / ns3.total_bps if ns3.total_bps else float("nan")
+
+
+def meets_targets(ns3: Outcome, fair: Outcome) -> bool:
+    return (abs(goodput_ratio(ns3, fair) - 1) <= GOODPUT_TOLERANCE
+            and abs(fair.jain - ns3.jain) <= JAIN_TOLERANCE)
 
 
 def table(results: list[tuple[Row, Outcome, Outcome]]) -> list[str]:
     out = [
-        "| flows | Mbit/s | TCP | queue | goodput ns-3 (Mbit/s) | goodput fairstream | ratio "
-        "| per-flow mean ns-3 | per-flow mean fairstream | Jain ns-3 | Jain fairstream "
-        "| drops ns-3 | drops fairstream | wall ns-3 (s) | wall fairstream (s) "
-        "| wall ratio ns-3 ÷ fairstream | targets |",
+        "| flows | bottleneck | TCP | queue | goodput ns-3 (Mbit/s) | goodput fairstream "
+        "| ratio fairstream ÷ ns-3 | per-flow ns-3 | per-flow fairstream | Jain ns-3 "
+        "| Jain fairstream | drops ns-3 | drops fairstream | wall ns-3 (s) "
+        "| wall fairstream (s) | wall ratio ns-3 ÷ fairstream | targets |",
         "|" + "---|" * 17,
     ]
     for row, ns3, fair in results:
-        ratio = fair.total_bps / ns3.total_bps if ns3.total_bps else float("nan")
-        jain_ns3, jain_fair = jain(ns3.goodputs_bps), jain(fair.goodputs_bps)
-        ratios = [n / f for n, f in zip(ns3.wall_s, fair.wall_s)]
-        met = abs(ratio - 1) <= GOODPUT_TOLERANCE and abs(jain_fair - jain_ns3) <= JAIN_TOLERANCE
+        ratios = [f / n for n, f in zip(ns3.totals_bps, fair.totals_bps)]
+        wall_ratios = [n / f for n, f in zip(ns3.wall_s, fair.wall_s)]
         out.append(
-            f"| {row.flows} | {row.rate_mbit} | {row.label} | {row.queue} "
-            f"| {mbit(ns3.total_bps)} | {mbit(fair.total_bps)} | {ratio:.3f} "
-            f"| {mbit(statistics.mean(ns3.goodputs_bps))} "
-            f"| {mbit(statistics.mean(fair.goodputs_bps))} "
-            f"| {jain_ns3:.3f} | {jain_fair:.3f} | {ns3.drops} | {fair.drops} "
-            f"| {wall(ns3.wall_s)} | {wall(fair.wall_s)} "
+            f"| {row.flows} | {row.rate_mbit} Mbit/s | {row.label} | {row.queue} "
+            f"| {mbit(ns3.total_bps)} | {mbit(fair.total_bps)} "
+            f"| {goodput_ratio(ns3, fair):.3f} ({min(ratios):.3f}–{max(ratios):.3f}) "
+            f"| {mbit(ns3.per_flow_bps)} | {mbit(fair.per_flow_bps)} "
+            f"| {spread(ns3.jains, 3)} | {spread(fair.jains, 3)} "
+            f"| {statistics.mean(ns3.drops):.0f} | {statistics.mean(fair.drops):.0f} "
+            f"| {spread(ns3.wall_s, 2)} | {spread(fair.wall_s, 2)} "
             f"| {statistics.mean(ns3.wall_s) / statistics.mean(fair.wall_s):.1f} "
-            f"({min(ratios):.1f}–{max(ratios):.1f}) | {'met' if met else '**missed**'} |"
+            f"({min(wall_ratios):.1f}–{max(wall_ratios):.1f}) "
+            f"| {'met' if meets_targets(ns3, fair) else '**missed**'} |"
         )
     return out
 
@@ -391,8 +422,9 @@ def machine() -> str:
 
 
 def git_commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                         capture_output=True, text=True).stdout.strip()
+    """The last commit that changed the simulator's sources."""
+    out = subprocess.run(["git", "log", "-1", "--format=%h", "--", "crates", "Cargo.toml",
+                          "Cargo.lock"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "crates"], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
     return out + (" (crates/ modified)" if dirty else "")
@@ -400,26 +432,30 @@ def git_commit() -> str:
 
 def generated(results, args, wheel: str, lib_version: str, compiler: str,
               total_wall_s: float) -> str:
-    met = sum(
-        1 for _, ns3, fair in results
-        if abs(fair.total_bps / ns3.total_bps - 1) <= GOODPUT_TOLERANCE
-        and abs(jain(fair.goodputs_bps) - jain(ns3.goodputs_bps)) <= JAIN_TOLERANCE
-    )
+    met = sum(1 for _, ns3, fair in results if meets_targets(ns3, fair))
     ratios = [statistics.mean(n.wall_s) / statistics.mean(f.wall_s) for _, n, f in results]
+    command = "python3 bench/ns3/run.py" + "".join(
+        f" --{name} {value}" for name, value, default in (
+            ("duration", f"{args.duration:g}", "60"),
+            ("replicates", args.replicates, 3),
+            ("flows", args.flows, "1,10,100"),
+        ) if str(value) != str(default))
     lines = [
         BEGIN,
         "",
-        f"Run on {datetime.date.today().isoformat()}: {machine()}; fairstream at commit "
-        f"{git_commit()} (`cargo build --release`); ns-3 {lib_version} from the PyPI wheel "
-        f"`ns3` {wheel}, the scenario compiled with {compiler} `-O2`. "
-        f"{args.duration:g} s simulated a run; each side ran {args.repeats} times, "
-        f"interleaved (ns-3, fairstream, ns-3, …), and gave the same figures every time; "
-        f"wall time is the mean (min–max) of the {args.repeats} runs of the whole process. "
-        f"The script took {total_wall_s / 60:.1f} min.",
+        f"`{command}`, run on {datetime.date.today().isoformat()}: {machine()}; "
+        f"fairstream's crates at commit {git_commit()} (`cargo build --release`); ns-3 "
+        f"{lib_version} from the PyPI wheel `ns3` {wheel}, the scenario compiled with "
+        f"{compiler} `-O2`. {args.duration:g} s simulated a run, {args.replicates} "
+        f"replicates a row (start times and seed drawn per replicate, the same in both "
+        f"simulators); each replicate ran ns-3 and then fairstream, so the two sides of "
+        f"a row alternate. Figures are means over the replicates, (min–max) across them; "
+        f"wall time is the whole process. The script took {total_wall_s / 60:.1f} min.",
         "",
         f"**{met} of {len(results)} rows meet both targets** (goodput ratio within "
         f"±{GOODPUT_TOLERANCE:.0%}, Jain's index within {JAIN_TOLERANCE}); "
-        f"wall-time ratio ns-3 ÷ fairstream {min(ratios):.1f}–{max(ratios):.1f}.",
+        f"wall-time ratio ns-3 ÷ fairstream {min(ratios):.1f}–{max(ratios):.1f} "
+        f"(means of the rows).",
         "",
     ]
     lines += table(results)
@@ -451,7 +487,9 @@ def main() -> None:
                              "(default $CARGO_TARGET_DIR/ns3-bench)")
     parser.add_argument("--ns3-spec", default=NS3_SPEC, help=f"pip spec (default {NS3_SPEC})")
     parser.add_argument("--duration", type=float, default=60.0, help="simulated seconds")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each side per row")
+    parser.add_argument("--replicates", type=int, default=3,
+                        help="runs of each side per row, each with its own start times "
+                             "and seed (at least 3 for the wall-time ranges)")
     parser.add_argument("--flows", default="1,10,100", help="flow counts, comma-separated")
     parser.add_argument("--only", help="run only rows whose name contains this "
                                        "(e.g. cubic-sack-red); the doc is not written")
@@ -472,7 +510,7 @@ def main() -> None:
     results = []
     raw = []
     for row in selected:
-        ns3, fair = measure(row, ns3_binary, fairstream, work, args.duration, args.repeats)
+        ns3, fair = measure(row, ns3_binary, fairstream, work, args.duration, args.replicates)
         results.append((row, ns3, fair))
         raw.append({"row": row.name, "ns3": ns3.__dict__, "fairstream": fair.__dict__})
     (work / "results.json").write_text(json.dumps(raw, indent=1))
