@@ -337,7 +337,7 @@ def fairstream_outcome(summary: dict) -> tuple[list[float], int]:
 
 
 def measure(row: Row, ns3_binary: Path, fairstream: Path, work: Path, duration_s: float,
-            replicates: int) -> tuple[Outcome, Outcome]:
+            replicates: int, ns3_before: Outcome | None) -> tuple[Outcome, Outcome]:
     ns3 = Outcome([], [], [])
     fair = Outcome([], [], [])
     for replicate in range(replicates):
@@ -345,10 +345,15 @@ def measure(row: Row, ns3_binary: Path, fairstream: Path, work: Path, duration_s
         scenario.parent.mkdir(parents=True, exist_ok=True)
         scenario.write_text(fairstream_toml(row, duration_s, replicate))
         # Interleaved: each replicate runs ns-3 and then fairstream.
-        result, ns3_wall = run_ns3(ns3_binary, row, duration_s, replicate)
+        if ns3_before is None:
+            result, ns3_wall = run_ns3(ns3_binary, row, duration_s, replicate)
+            ns3_figures = ns3_outcome(result, row, duration_s)
+        else:
+            ns3_wall = ns3_before.wall_s[replicate]
+            ns3_figures = ns3_before.goodputs_bps[replicate], ns3_before.drops[replicate]
         summary, fair_wall = run_fairstream(fairstream, scenario)
         for outcome, (goodputs, drops), wall_s in (
-            (ns3, ns3_outcome(result, row, duration_s), ns3_wall),
+            (ns3, ns3_figures, ns3_wall),
             (fair, fairstream_outcome(summary), fair_wall),
         ):
             outcome.goodputs_bps.append(goodputs)
@@ -494,6 +499,11 @@ def main() -> None:
     parser.add_argument("--only", help="run only rows whose name contains this "
                                        "(e.g. cubic-sack-red); the doc is not written")
     parser.add_argument("--no-doc", action="store_true", help="print the table only")
+    parser.add_argument("--ns3-from", type=Path,
+                        help="take ns-3's figures from this results.json of an earlier run "
+                             "with the same rows instead of running ns-3 (to try a changed "
+                             "fairstream quickly; ns-3's wall times are the earlier run's, "
+                             "so the doc is not written)")
     args = parser.parse_args()
 
     began = time.perf_counter()
@@ -507,16 +517,24 @@ def main() -> None:
 
     flow_counts = [int(n) for n in args.flows.split(",")]
     selected = [r for r in rows(flow_counts) if not args.only or args.only in r.name]
+    before = {}
+    if args.ns3_from:
+        before = {entry["row"]: Outcome(**entry["ns3"])
+                  for entry in json.loads(args.ns3_from.read_text())}
     results = []
     raw = []
     for row in selected:
-        ns3, fair = measure(row, ns3_binary, fairstream, work, args.duration, args.replicates)
+        if args.ns3_from and row.name not in before:
+            sys.exit(f"{args.ns3_from} has no row {row.name}")
+        ns3, fair = measure(row, ns3_binary, fairstream, work, args.duration, args.replicates,
+                            before.get(row.name))
         results.append((row, ns3, fair))
         raw.append({"row": row.name, "ns3": ns3.__dict__, "fairstream": fair.__dict__})
-    (work / "results.json").write_text(json.dumps(raw, indent=1))
+    if not args.ns3_from:
+        (work / "results.json").write_text(json.dumps(raw, indent=1))
     text = generated(results, args, wheel, lib_version, compiler, time.perf_counter() - began)
     print(text)
-    if not args.only and not args.no_doc:
+    if not args.only and not args.no_doc and not args.ns3_from:
         write_doc(text)
 
 
