@@ -281,6 +281,7 @@ impl Run {
             },
             paths: sender.targets.len(),
             duplicate_key: config.url.duplicate_key,
+            shared: config.url.shared_groups(),
             ..SessionConfig::default()
         };
         let session = SenderSession::new(session_config, start)

@@ -23,6 +23,7 @@
 //! | `arq` | `on`, `off`: retransmission within the deadline | `on` |
 //! | `paths` | more network paths to bond (issue 19), comma-separated, each `HOST:PORT` optionally followed by `@LOCAL` (a local address, or `dev:INTERFACE`); the URL's own address is the first path ([`paths`]) | none: one path |
 //! | `bind` | where the first path's socket binds: a local address or `dev:INTERFACE` | any address |
+//! | `shared` | with `paths`: paths that share a bottleneck, by index (the URL's own is 0), `+` within a group, `,` between groups (`0+1`, `0+1,2+3`) or `all`: the session is then no more aggressive there than one session ([`fairstream_proto::session::SessionConfig::shared`]) | none |
 //! | `duplicate` | with `paths`: `key` sends each I frame's packets on two paths (the one that delivers soonest, and the best of the others), `off` | `off` |
 //! | `passphrase` | 10 to 79 bytes (SRT's bounds), percent-encoded where it holds `%`, `&`, `#`, `+` or a space: every packet after the handshake is encrypted and authenticated (`docs/security.md`); both ends need the same one | none: in clear |
 //!
@@ -276,6 +277,9 @@ pub struct DccpUrl {
     pub bind: Option<LocalBind>,
     /// `duplicate=key`: I frames go on two paths.
     pub duplicate_key: bool,
+    /// `shared`: groups of path indices that share a bottleneck (`all`:
+    /// one group of every path).
+    pub shared: Option<SharedPaths>,
     /// The URL as given, with the passphrase shown as `***`.
     text: String,
     /// Keys given in the query.
@@ -283,7 +287,7 @@ pub struct DccpUrl {
 }
 
 const SENDER_KEYS: &str = "cc, rate, conns, controller, policy, start_offset, rtt_min_lifetime, \
-     max_packet, fec, peer_timeout, arq, passphrase, paths, bind, duplicate, mode, preroll, \
+     max_packet, fec, peer_timeout, arq, passphrase, paths, bind, shared, duplicate, mode, preroll, \
      congestion_threshold, loss_threshold";
 const LISTENER_KEYS: &str = "cc, max_packet, peer_timeout, arq, passphrase, and with cc=buffer \
      mode, preroll, congestion_threshold, loss_threshold";
@@ -337,6 +341,7 @@ impl FromStr for DccpUrl {
             paths: Vec::new(),
             bind: None,
             duplicate_key: false,
+            shared: None,
             text: shown.clone(),
             keys: Vec::new(),
         };
@@ -370,6 +375,11 @@ impl FromStr for DccpUrl {
             url.transport.controller = Controller::Adaptive;
         }
         url.check_fixed_rate()?;
+        if let Some(shared) = &url.shared {
+            shared
+                .by_path(url.paths.len() + 1)
+                .map_err(|reason| bad("shared", &shared.to_string(), reason))?;
+        }
         if url.duplicate_key && url.paths.is_empty() {
             return Err(bad(
                 "duplicate",
@@ -478,6 +488,9 @@ impl DccpUrl {
             "fec" => self.fec = Some(parse_fec(value).map_err(|r| bad(key, value, r))?),
             "paths" => self.paths = paths::parse_paths(value).map_err(|r| bad(key, value, r))?,
             "bind" => self.bind = Some(paths::parse_local(value).map_err(|r| bad(key, value, r))?),
+            "shared" => {
+                self.shared = Some(paths::parse_shared(value).map_err(|r| bad(key, value, r))?)
+            }
             "duplicate" => {
                 self.duplicate_key = match value {
                     "key" => true,
@@ -615,6 +628,16 @@ impl DccpUrl {
         Ok(targets)
     }
 
+    /// Each path's shared-bottleneck group (`shared`), as
+    /// [`SessionConfig::shared`](fairstream_proto::session::SessionConfig::shared)
+    /// takes it: empty when none is declared.
+    pub fn shared_groups(&self) -> Vec<Option<usize>> {
+        self.shared
+            .as_ref()
+            .and_then(|s| s.by_path(self.paths.len() + 1).ok())
+            .unwrap_or_default()
+    }
+
     /// Whether the query named `cc`.
     pub fn names_cc(&self) -> bool {
         self.keys.iter().any(|k| k == "cc")
@@ -627,4 +650,4 @@ pub mod paths;
 mod tests;
 mod text;
 
-pub use paths::{LocalBind, PathSpec};
+pub use paths::{LocalBind, PathSpec, SharedPaths};

@@ -58,6 +58,84 @@ impl PathSpec {
     }
 }
 
+/// `shared=`: which paths share a bottleneck.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SharedPaths {
+    /// `all`: every path.
+    All,
+    /// Groups of path indices (0 is the URL's own address).
+    Groups(Vec<Vec<usize>>),
+}
+
+impl fmt::Display for SharedPaths {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SharedPaths::All => f.write_str("all"),
+            SharedPaths::Groups(groups) => {
+                let text: Vec<String> = groups
+                    .iter()
+                    .map(|g| g.iter().map(usize::to_string).collect::<Vec<_>>().join("+"))
+                    .collect();
+                f.write_str(&text.join(","))
+            }
+        }
+    }
+}
+
+impl SharedPaths {
+    /// Each of `paths` paths' group, or why the groups do not fit them.
+    pub fn by_path(&self, paths: usize) -> Result<Vec<Option<usize>>, String> {
+        if paths < 2 {
+            return Err("shared needs paths=: one path shares with no other".into());
+        }
+        match self {
+            SharedPaths::All => Ok(vec![Some(0); paths]),
+            SharedPaths::Groups(groups) => {
+                let mut by_path = vec![None; paths];
+                for (group, members) in groups.iter().enumerate() {
+                    for &path in members {
+                        match by_path.get_mut(path) {
+                            None => {
+                                return Err(format!(
+                                    "path {path} does not exist (there are {paths}, from 0)"
+                                ))
+                            }
+                            Some(Some(_)) => return Err(format!("path {path} is in two groups")),
+                            Some(slot) => *slot = Some(group),
+                        }
+                    }
+                }
+                Ok(by_path)
+            }
+        }
+    }
+}
+
+/// Parses `shared=`'s value: `all`, or groups like `0+1,2+3`.
+pub(super) fn parse_shared(value: &str) -> Result<SharedPaths, String> {
+    if value == "all" {
+        return Ok(SharedPaths::All);
+    }
+    let expected = "expected all, or groups of path indices such as 0+1 or 0+1,2+3";
+    let mut groups = Vec::new();
+    for group in value.split(',') {
+        let members = group
+            .split('+')
+            .map(|index| {
+                index
+                    .trim()
+                    .parse::<usize>()
+                    .map_err(|_| expected.to_owned())
+            })
+            .collect::<Result<Vec<usize>, String>>()?;
+        if members.len() < 2 {
+            return Err(format!("group `{group}` has one path: {expected}"));
+        }
+        groups.push(members);
+    }
+    Ok(SharedPaths::Groups(groups))
+}
+
 /// Parses `bind=`'s value.
 pub(super) fn parse_local(value: &str) -> Result<LocalBind, String> {
     if let Some(name) = value.strip_prefix("dev:") {

@@ -348,11 +348,19 @@ fn bonded_urls_list_their_paths_and_errors_name_the_key() {
         ("dccp://h:1?bind=nowhere", "`bind`"),
         ("dccp://h:1?cc=buffer&paths=h:2", "one connection"),
         ("dccp://h:1?duplicate=key", "needs paths="),
+        ("dccp://h:1?shared=all", "needs paths="),
+        ("dccp://h:1?paths=h:2&shared=0+2", "path 2 does not exist"),
+        ("dccp://h:1?paths=h:2,h:3&shared=0+1,1+2", "two groups"),
+        ("dccp://h:1?paths=h:2&shared=0", "one path"),
         ("dccp://h:1?paths=h:2&duplicate=all", "key or off"),
     ] {
         let error = bad.parse::<DccpUrl>().unwrap_err().to_string();
         assert!(error.contains(says), "{bad}: {error}");
     }
+    let shared: DccpUrl = "dccp://h:1?shared=0+2&paths=h:2,h:3".parse().unwrap();
+    assert_eq!(shared.shared_groups(), vec![Some(0), None, Some(0)]);
+    let all: DccpUrl = "dccp://h:1?paths=h:2&shared=all".parse().unwrap();
+    assert_eq!(all.shared_groups(), vec![Some(0), Some(0)]);
     // A listener takes no paths: the sender's addresses find it.
     let listening: DccpUrl = "dccp://:9000?paths=h:2".parse().unwrap();
     let error = listening.listen_address().unwrap_err().to_string();

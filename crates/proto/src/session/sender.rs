@@ -82,6 +82,17 @@ pub struct SessionConfig {
     /// another path, as SRT's broadcast groups send everything, but only
     /// for the frames that matter. Default off.
     pub duplicate_key: bool,
+    /// Paths known to share a bottleneck (issue 19): `shared[i]` is path
+    /// i's group, paths of one group share, `None` shares with no other.
+    /// Empty: no path shares. The session is then no more aggressive on a
+    /// shared bottleneck than one session: each connection of a path whose
+    /// group has k paths up runs TFRC's equation for 1/k of a flow
+    /// (MulTFRC's fractional n, [`Connection::set_tfrc_flows`]), the
+    /// adaptive controller's target is cut to 1/k, and a path that goes
+    /// down gives its share back to the others.
+    ///
+    /// [`Connection::set_tfrc_flows`]: crate::conn::Connection::set_tfrc_flows
+    pub shared: Vec<Option<usize>>,
 }
 
 /// The most paths one session bonds.
@@ -109,6 +120,7 @@ impl Default for SessionConfig {
             dead_after_min: Duration::from_millis(500),
             paths: 1,
             duplicate_key: false,
+            shared: Vec::new(),
         }
     }
 }
@@ -203,6 +215,8 @@ struct Path {
     down: bool,
     /// It has had an open connection.
     opened: bool,
+    /// Its share of its shared bottleneck (1 when it shares none).
+    weight: f64,
 }
 
 /// A datagram waiting in the session queue.
@@ -268,6 +282,13 @@ pub const MAX_HELD_REPORTS: usize = 64;
 impl SenderSession {
     /// A session that opens its first connection at `now`.
     pub fn new(config: SessionConfig, now: Instant) -> Result<SenderSession, MultiConfigError> {
+        if !config.shared.is_empty() && config.shared.len() != config.paths {
+            return Err(MultiConfigError::OutOfRange {
+                name: "shared",
+                value: config.shared.len() as f64,
+                range: "one group (or none) per path",
+            });
+        }
         if config.paths == 0 || config.paths > MAX_PATHS {
             return Err(MultiConfigError::OutOfRange {
                 name: "paths",
@@ -285,6 +306,7 @@ impl SenderSession {
                     last_ecn_marks: 0,
                     down: false,
                     opened: false,
+                    weight: 1.0,
                 })
             })
             .collect::<Result<Vec<Path>, MultiConfigError>>()?;
@@ -672,7 +694,7 @@ impl SenderSession {
         }
         if matches!(self.config.count, ConnectionCountConfig::Aggregate(_)) {
             // The aggregate: one connection at the MulTFRC rate of n flows.
-            let n = self.paths[path].counter.n();
+            let n = self.paths[path].counter.n() * self.paths[path].weight;
             for conn in self.conns.iter().filter(|c| c.path == path) {
                 if let Some(c) = self.endpoint.connection_mut(conn.id) {
                     c.set_tfrc_flows(n);
@@ -742,11 +764,12 @@ impl SenderSession {
         state.last_ecn_marks = sender.ecn_marks_reported();
         state.last_feedback = Some((id, count));
         if state.counter.on_adaptive_report(now, report).is_some() {
+            let weight = state.weight;
             let target = state
                 .counter
                 .adaptive()
                 .and_then(|a| a.target_rate())
-                .map(Rate::from_bytes_per_sec);
+                .map(|rate| Rate::from_bytes_per_sec(rate * weight));
             if let Some(conn) = self.endpoint.connection_mut(id) {
                 conn.set_tfrc_target_rate(target);
                 // The adaptive controller's connection counts the losses
@@ -793,6 +816,7 @@ impl SenderSession {
         }
         if self.paths.len() > 1 {
             self.watch_paths();
+            self.share_bottlenecks();
         }
         for path in 0..self.paths.len() {
             if self.paths[path].next_sample.is_none() && self.conns.iter().any(|c| c.path == path) {
@@ -819,6 +843,7 @@ impl SenderSession {
             {
                 self.conns.push(SenderConn::new(id, path, now));
                 self.path_of.insert(id, path);
+
                 self.paths[path].next_open = now + self.config.start_offset;
             }
         }
@@ -835,6 +860,56 @@ impl SenderSession {
             let id = newest.id;
             if let Some(conn) = self.endpoint.connection_mut(id) {
                 conn.close(now);
+            }
+        }
+    }
+
+    /// The flows path `path`'s connections stand for before its share of
+    /// a bottleneck: the aggregate's n, otherwise one.
+    fn base_flows(&self, path: usize) -> f64 {
+        if matches!(self.config.count, ConnectionCountConfig::Aggregate(_)) {
+            self.paths[path].counter.n()
+        } else {
+            1.0
+        }
+    }
+
+    /// Gives each path of a shared bottleneck its share, 1/k with k the
+    /// paths of its group that are up ([`SessionConfig::shared`]).
+    fn share_bottlenecks(&mut self) {
+        if self.config.shared.is_empty() {
+            return;
+        }
+        for path in 0..self.paths.len() {
+            let Some(group) = self.config.shared.get(path).copied().flatten() else {
+                continue;
+            };
+            let up = (0..self.paths.len())
+                .filter(|q| *q == path || !self.paths[*q].down)
+                .filter(|q| self.config.shared.get(*q).copied().flatten() == Some(group))
+                .count()
+                .max(1);
+            let weight = 1.0 / up as f64;
+            self.paths[path].weight = weight;
+            let n = self.base_flows(path) * weight;
+            // A connection takes its share once its TFRC sender exists
+            // (after the handshake chose the CCID).
+            let ids: Vec<ConnectionId> = self
+                .conns
+                .iter()
+                .filter(|c| c.path == path)
+                .filter(|c| {
+                    self.endpoint
+                        .connection(c.id)
+                        .and_then(|conn| conn.tfrc_sender())
+                        .is_some_and(|t| t.flows() != n)
+                })
+                .map(|c| c.id)
+                .collect();
+            for id in ids {
+                if let Some(conn) = self.endpoint.connection_mut(id) {
+                    conn.set_tfrc_flows(n);
+                }
             }
         }
     }
