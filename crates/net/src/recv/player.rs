@@ -78,6 +78,13 @@ impl Player {
                 self.stall_started = Some(dry);
             }
         }
+        if ended && self.playing.is_none() && self.arrived_until <= self.paused_at {
+            // Ran dry at the end of what arrived and nothing came after: the
+            // end of the stream, not a stall.
+            if self.stall_started.take().is_some() {
+                self.stalls = self.stalls.saturating_sub(1);
+            }
+        }
         if self.playing.is_none() && self.first_arrival.is_some() {
             let buffered = self.arrived_until - self.paused_at;
             if buffered >= self.prebuffer || (ended && buffered > 0.0) {
@@ -105,6 +112,22 @@ impl Player {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn running_dry_at_the_end_of_the_stream_is_no_stall() {
+        let mut player = Player::new(Duration::from_millis(200));
+        let t = |ms: u64| Instant::from_millis(ms);
+        for i in 0..25u64 {
+            player.on_frame(t(40 * i), 0.04 * (i + 1) as f64);
+        }
+        // The last frame played out before the receiver knew the stream
+        // had ended.
+        player.tick(t(3000), false);
+        assert_eq!(player.stalls, 1);
+        player.tick(t(3500), true);
+        assert_eq!(player.stalls, 0);
+        assert_eq!(player.stall_time, Duration::ZERO);
+    }
 
     #[test]
     fn starts_after_the_prebuffer_and_counts_a_stall() {
