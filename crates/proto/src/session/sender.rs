@@ -824,7 +824,7 @@ impl SenderSession {
             }
         }
         self.dispatch(now);
-        self.publish_target();
+        self.publish_target(now);
     }
 
     /// Opens a connection on `path` if its count wants one more and the
@@ -1151,11 +1151,15 @@ impl SenderSession {
     }
 
     /// Publishes the aggregate allowed rate when it moved enough.
-    fn publish_target(&mut self) {
+    /// A bonded session leaves out its suspect connections: the encoder
+    /// aims at what the paths that answer can carry.
+    fn publish_target(&mut self, now: Instant) {
+        let bonded = self.paths.len() > 1;
         let total: f64 = self
             .conns
             .iter()
             .filter(|c| !c.closing)
+            .filter(|c| !bonded || !self.suspect(now, c.id))
             .filter_map(|c| self.endpoint.connection(c.id))
             .filter_map(|c| c.stats().rate)
             .map(|r| r.bytes_per_sec())
