@@ -361,6 +361,9 @@ Found dead after the cut: {detect} s; back after the link came back: {back} s.
 ## What it shows
 
 {reading}
+- A ratio above 1 is the single-path runs' noise, not a gain: the same path
+  alone varied between runs as the "each alone" column shows (the
+  emulators, the sender and the receiver share two cores with other work).
 
 The 5 Mbit/s path loses 1 % of its packets whether it is cut or not;
 {cut_cost}. `duplicate=key` sends an I frame's packets on both paths when
