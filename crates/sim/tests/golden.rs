@@ -13,6 +13,10 @@
 //! satellite link with voice and web traffic, a WiMAX TDD cell, a
 //! trace-driven link with paper 004's layered video, and paper 003's proxy.
 //!
+//! Each scenario also runs with the time series switched off
+//! ([`Simulation::without_series`], what `fairstream simulate` does without
+//! `--out`) and must give the same summary.
+//!
 //! # Regenerating
 //!
 //! ```sh
@@ -122,6 +126,15 @@ fn golden(name: &str) {
     let json = summary_json(&mut simulation);
     check(&dir.join(format!("{name}.summary.json")), &json);
     check(&dir.join(format!("{name}.out.txt")), &out_text(&simulation));
+
+    let mut lean = Simulation::new(&scenario)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .without_series();
+    assert!(
+        summary_json(&mut lean) == json,
+        "{name}: the summary without series differs from the one with them"
+    );
+    assert!(lean.series().flows.iter().all(|f| f.rows.is_empty()));
 }
 
 /// One test per scenario file, so that they run in parallel and fail apart.
