@@ -676,6 +676,11 @@ impl SenderSession {
     /// Moves datagrams from the session queue to the connections.
     fn dispatch(&mut self, now: Instant) {
         let depth = self.config.per_connection_depth.max(1);
+        // Nothing to move: spare the scan (dispatch runs around every
+        // packet the session sends or receives).
+        if self.resend.len() == 0 && self.queue.is_empty() {
+            return;
+        }
         let ready: Vec<ConnectionId> = self
             .conns
             .iter()
@@ -727,8 +732,7 @@ impl SenderSession {
                     return None;
                 }
                 let rate = conn
-                    .stats()
-                    .rate
+                    .allowed_rate()
                     .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
                 Some(((queued + 1) as f64 / rate, *id))
             })
@@ -804,7 +808,7 @@ impl SenderSession {
             .iter()
             .filter(|c| !c.closing)
             .filter_map(|c| self.endpoint.connection(c.id))
-            .filter_map(|c| c.stats().rate)
+            .filter_map(|c| c.allowed_rate())
             .map(|r| r.bytes_per_sec())
             .sum();
         if total <= 0.0 {
