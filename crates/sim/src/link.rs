@@ -470,6 +470,9 @@ impl<P: SimPacket> LinkDirection<P> {
 
     /// Counts (and keeps, if asked) what the queue dropped on its own.
     fn collect_queue_drops(&mut self) {
+        if !self.queue.has_dropped() {
+            return;
+        }
         let drops = self.queue.take_dropped();
         self.stats.queue_drops += drops.len() as u64;
         if let Some(kept) = &mut self.dropped {
