@@ -60,9 +60,11 @@ enum Command {
     /// Prints a JSON summary (per flow: throughput, goodput, losses split into
     /// congestion and channel losses, loss event rate, RTT, delay, rate
     /// variation; per link direction: utilisation, drops; `events`, the
-    /// engine events processed) on stdout. The same scenario and seed always
-    /// give the same output, byte for byte. Unless --quiet, stderr ends with
-    /// the events, the wall time and the events per second. Every key of a
+    /// engine events processed, a deterministic count) on stdout. The same
+    /// scenario and seed always give the same output, byte for byte. Unless
+    /// --quiet, stderr ends with the events, the wall time and the events per
+    /// second (which depend on the machine, so they stay out of the
+    /// summary). Time series are kept only for --out. Every key of a
     /// scenario file, with its unit and default, is in docs/scenarios.md;
     /// examples are in experiments/.
     Simulate(simulate_cmd::SimulateArgs),

@@ -87,6 +87,10 @@ pub(crate) fn run(args: &SimulateArgs) -> anyhow::Result<()> {
     }
     let mut simulation =
         Simulation::new(&scenario).with_context(|| format!("scenario {}", args.file.display()))?;
+    if args.out.is_none() {
+        // Only --out writes the time series; the summary does not need them.
+        simulation = simulation.without_series();
+    }
     if let Some(dir) = &args.pcap_dir {
         create_dir(dir)?;
         let mut names = UniqueNames::default();

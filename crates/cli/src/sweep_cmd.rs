@@ -388,7 +388,8 @@ fn simulate_cached(text: &str, cache: &Path, binary: &str, origin: &str) -> Resu
         }
     }
     let scenario = Scenario::from_str(text, origin)?;
-    let mut simulation = Simulation::new(&scenario)?;
+    // A sweep keeps only summaries: no time series.
+    let mut simulation = Simulation::new(&scenario)?.without_series();
     // Through text, as a cached or HyperQueue summary comes: every engine
     // and every rerun reads the same numbers.
     let text = serde_json::to_string(&simulation.run())?;

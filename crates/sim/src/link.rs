@@ -421,9 +421,17 @@ impl<P: SimPacket> LinkDirection<P> {
     /// serialisation and survived the channel, in order, each with its arrival
     /// time at the far end (which may be after `now`).
     pub fn process(&mut self, now: Instant) -> Vec<Delivery<P>> {
+        let mut deliveries = Vec::new();
+        self.process_into(now, &mut deliveries);
+        deliveries
+    }
+
+    /// [`process`](Self::process), appending the deliveries to `out`
+    /// instead: a driver that keeps one buffer allocates nothing per call.
+    pub fn process_into(&mut self, now: Instant, out: &mut Vec<Delivery<P>>) {
         self.advance(now);
         self.stats.delivered += self.pending.len() as u64;
-        std::mem::take(&mut self.pending)
+        out.append(&mut self.pending);
     }
 
     /// Keeps the packets lost on the channel from now on, for
@@ -462,6 +470,9 @@ impl<P: SimPacket> LinkDirection<P> {
 
     /// Counts (and keeps, if asked) what the queue dropped on its own.
     fn collect_queue_drops(&mut self) {
+        if !self.queue.has_dropped() {
+            return;
+        }
         let drops = self.queue.take_dropped();
         self.stats.queue_drops += drops.len() as u64;
         if let Some(kept) = &mut self.dropped {
@@ -541,10 +552,7 @@ impl<P: SimPacket> LinkDirection<P> {
         }
         match &self.capacity {
             Capacity::Fixed(_) => self.advance_fixed(now),
-            Capacity::Trace(trace) => {
-                let trace = trace.clone();
-                self.advance_trace(&trace, now);
-            }
+            Capacity::Trace(_) => self.advance_trace(now),
         }
     }
 
@@ -586,8 +594,13 @@ impl<P: SimPacket> LinkDirection<P> {
     /// `now` drains up to 1504 bytes from the head of the queue; a packet may
     /// span opportunities and several may finish in one; an opportunity that
     /// finds nothing to send is wasted.
-    fn advance_trace(&mut self, trace: &Trace, now: Instant) {
+    fn advance_trace(&mut self, now: Instant) {
         loop {
+            // The schedule is read in place each turn: serving an
+            // opportunity needs the whole link mutably.
+            let Capacity::Trace(trace) = &self.capacity else {
+                return;
+            };
             if self.in_service.is_none() && self.queue.is_empty() {
                 // Idle: every opportunity up to now is wasted. Skip them
                 // arithmetically rather than one by one.

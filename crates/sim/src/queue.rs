@@ -319,6 +319,12 @@ impl<P: SimPacket> Queue<P> {
         std::mem::take(&mut self.dropped)
     }
 
+    /// Whether [`take_dropped`](Self::take_dropped) has anything to give
+    /// (cheaper to ask on every packet than to take an empty list).
+    pub fn has_dropped(&self) -> bool {
+        !self.dropped.is_empty()
+    }
+
     /// Packets queued.
     pub fn len_packets(&self) -> usize {
         match &self.discipline {

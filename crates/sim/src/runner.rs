@@ -26,8 +26,9 @@
 //! link does count the option).
 //!
 //! Besides the [`Summary`], a run keeps [`TimeSeries`] (a row every 100 ms
-//! per flow and link direction) and, when asked, writes a pcap capture per
-//! link direction ([`Simulation::capture_with`]).
+//! per flow and link direction; [`Simulation::without_series`] turns them
+//! off) and, when asked, writes a pcap capture per link direction
+//! ([`Simulation::capture_with`]).
 //!
 //! [`LinkDirection::next_event`]: crate::link::LinkDirection::next_event
 
@@ -35,6 +36,7 @@ mod bursts;
 mod capture;
 mod dccp;
 mod flow;
+mod in_flight;
 mod layered;
 mod media;
 mod relay;
@@ -53,7 +55,7 @@ use fairstream_proto::time::Instant;
 use thiserror::Error;
 
 use crate::engine::EventQueue;
-use crate::link::EnqueueOutcome;
+use crate::link::{Delivery, EnqueueOutcome};
 use crate::network::{direction_index, Body, Network, NetworkError, Packet};
 use crate::scenario::{Hop, RelayRole, Scenario};
 use crate::tcp::TcpConfigError;
@@ -61,6 +63,7 @@ use crate::tcp::TcpConfigError;
 use capture::{Captures, FlowAddresses};
 use dccp::node_address;
 use flow::FlowState;
+use in_flight::{Arrival, InFlight, Slot};
 pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
@@ -144,13 +147,17 @@ pub enum SimError {
     },
 }
 
-/// Something due at a moment of virtual time.
+/// Something due at a moment of virtual time. Small (16 bytes) on purpose:
+/// the event queue moves its entries on every push and pop, so a packet in
+/// flight waits in [`InFlight`] and its event carries only the slot.
 #[derive(Debug)]
 enum Event {
-    /// A link direction's `next_event` is due.
-    LinkWake { link: usize, direction: usize },
-    /// A packet reached the far end of hop `hop` of its route.
-    Arrive { packet: Packet, hop: usize },
+    /// A link direction's `next_event` is due (`direction`: 0 forward, 1
+    /// reverse, as [`direction_index`]).
+    LinkWake { link: usize, direction: u8 },
+    /// A packet reached the far end of a hop of its route; the packet and
+    /// the hop's index wait in the slot.
+    Arrive { slot: Slot },
     /// A flow's start or timer is due.
     FlowWake { flow: usize },
 }
@@ -164,11 +171,22 @@ pub struct Simulation {
     network: Network,
     /// Per link, per direction: the wake-up currently scheduled.
     link_wakes: Vec<[Option<Instant>; 2]>,
+    /// The packets an `Arrive` event is pending for.
+    in_flight: InFlight,
+    /// Scratch buffers, kept so that handling an event allocates nothing:
+    /// what a link direction delivered, and what a flow sends.
+    deliveries: Vec<Delivery<Packet>>,
+    outbox: Vec<(bool, Body)>,
     flows: Vec<FlowState>,
     next_packet_id: u64,
     accounting: PacketAccounting,
     /// The time of the next time-series row.
     next_sample: Instant,
+    /// Whether rows are kept ([`Simulation::without_series`]).
+    record_series: bool,
+    /// The flows whose summary needs the sampler even without series:
+    /// multi-connection flows tally their intervals by connection count.
+    tallied_flows: Vec<usize>,
     series: TimeSeries,
     link_counters: Vec<[LinkCounters; 2]>,
     /// Per flow, the data packets sent and lost at the last series row.
@@ -227,6 +245,12 @@ impl Simulation {
             events.schedule(flow.start, Event::FlowWake { flow: index });
             flow.wake_at = Some(flow.start);
         }
+        let tallied_flows = flows
+            .iter()
+            .enumerate()
+            .filter(|(_, flow)| flow.connection_count().is_some())
+            .map(|(index, _)| index)
+            .collect();
         let addresses = scenario
             .flows()
             .iter()
@@ -261,6 +285,9 @@ impl Simulation {
             end,
             events,
             link_wakes: vec![[None; 2]; network.links().len()],
+            in_flight: InFlight::default(),
+            deliveries: Vec::new(),
+            outbox: Vec::new(),
             link_counters: vec![[LinkCounters::default(); 2]; network.links().len()],
             flow_counters: vec![(0, 0); scenario.flows().len()],
             network,
@@ -268,12 +295,25 @@ impl Simulation {
             next_packet_id: 0,
             accounting: PacketAccounting::default(),
             next_sample: Instant::ZERO + SERIES_INTERVAL,
+            record_series: true,
+            tallied_flows,
             series,
             addresses,
             captures: None,
             media: Vec::new(),
             summary: None,
         })
+    }
+
+    /// Keeps no time series: [`series`](Self::series) stays empty. The
+    /// summary is the same, byte for byte (the sampler still tallies what
+    /// the summary reports per connection count, and adds no events); a
+    /// run saves the rows' memory, a row per flow and link direction every
+    /// 100 ms of simulated time, and the time to make them. Call before
+    /// [`run`](Self::run).
+    pub fn without_series(mut self) -> Simulation {
+        self.record_series = false;
+        self
     }
 
     /// Captures every packet that crosses each link direction: `open` is
@@ -365,8 +405,14 @@ impl Simulation {
                 progress(now);
             }
             match event {
-                Event::LinkWake { link, direction } => self.on_link_wake(now, link, direction),
-                Event::Arrive { packet, hop } => self.on_arrive(now, packet, hop),
+                Event::LinkWake { link, direction } => {
+                    self.on_link_wake(now, link, usize::from(direction));
+                }
+                Event::Arrive { slot } => {
+                    if let Some(Arrival { packet, hop }) = self.in_flight.take(slot) {
+                        self.on_arrive(now, packet, hop);
+                    }
+                }
                 Event::FlowWake { flow } => self.on_flow_wake(now, flow),
             }
         }
@@ -418,7 +464,8 @@ impl Simulation {
         let Some(link_direction) = self.network.by_index_mut(link, direction) else {
             return;
         };
-        let deliveries = link_direction.process(now);
+        let mut deliveries = std::mem::take(&mut self.deliveries);
+        link_direction.process_into(now, &mut deliveries);
         let lost = link_direction.take_lost_packets();
         let dropped = link_direction.take_dropped_packets();
         self.count_queue_drops(dropped.into_iter().map(|drop| drop.packet));
@@ -431,7 +478,7 @@ impl Simulation {
                 }
             }
         }
-        for delivery in deliveries {
+        for delivery in deliveries.drain(..) {
             let hop = self.flows.get(delivery.packet.flow).and_then(|flow| {
                 flow.route(delivery.packet.toward_receiver)
                     .iter()
@@ -445,15 +492,14 @@ impl Simulation {
             }
             if let Some(hop) = hop {
                 self.accounting.in_flight_between_links += 1;
-                self.events.schedule(
-                    delivery.at,
-                    Event::Arrive {
-                        packet: delivery.packet,
-                        hop,
-                    },
-                );
+                let slot = self.in_flight.insert(Arrival {
+                    packet: delivery.packet,
+                    hop,
+                });
+                self.events.schedule(delivery.at, Event::Arrive { slot });
             }
         }
+        self.deliveries = deliveries;
         self.arm_link(now, link, direction);
     }
 
@@ -471,7 +517,8 @@ impl Simulation {
             flow.data_resolved(packet.id, false);
         }
         let index = packet.flow;
-        let out = flow.on_arrival(now, &packet);
+        let mut out = std::mem::take(&mut self.outbox);
+        flow.on_arrival(now, &packet, &mut out);
         self.send_all(now, index, out);
     }
 
@@ -483,13 +530,15 @@ impl Simulation {
             return; // superseded by an earlier wake-up
         }
         flow.wake_at = None;
-        let out = flow.service(now);
+        let mut out = std::mem::take(&mut self.outbox);
+        flow.service(now, &mut out);
         self.send_all(now, index, out);
     }
 
-    /// Puts what flow `index` sent on its routes and re-arms its timers.
-    fn send_all(&mut self, now: Instant, index: usize, out: Vec<(bool, Body)>) {
-        for (toward_receiver, body) in out {
+    /// Puts what flow `index` sent on its routes and re-arms its timers;
+    /// `out` (emptied) becomes the scratch buffer again.
+    fn send_all(&mut self, now: Instant, index: usize, mut out: Vec<(bool, Body)>) {
+        for (toward_receiver, body) in out.drain(..) {
             let Some(first) = self
                 .flows
                 .get(index)
@@ -520,6 +569,7 @@ impl Simulation {
             }
             self.offer(now, first, packet);
         }
+        self.outbox = out;
         self.rearm(now, index);
         // What the upstream leg of a proxy took may wake the downstream.
         if let Some(RelayRole::Upstream { downstream }) =
@@ -593,6 +643,8 @@ impl Simulation {
         };
         if slot.is_none_or(|at| next < at) {
             *slot = Some(next);
+            // `direction` indexes a two-element array: 0 or 1.
+            let direction = u8::from(direction == 1);
             self.events
                 .schedule(next, Event::LinkWake { link, direction });
         }
@@ -609,6 +661,10 @@ impl Simulation {
     }
 
     fn sample(&mut self, at: Instant) {
+        if !self.record_series {
+            self.tally_connections();
+            return;
+        }
         let interval_s = SERIES_INTERVAL.as_secs_f64();
         let bin = (at.as_nanos() / SERIES_INTERVAL.as_nanos() as u64) as usize;
         for ((flow, series), last) in self
@@ -660,6 +716,26 @@ impl Simulation {
         }
     }
 
+    /// The part of [`sample`](Self::sample) the summary needs: each
+    /// multi-connection flow's interval tallied by its connection count,
+    /// with the data packets sent and lost in it.
+    fn tally_connections(&mut self) {
+        for &index in &self.tallied_flows {
+            let (Some(flow), Some(last)) =
+                (self.flows.get_mut(index), self.flow_counters.get_mut(index))
+            else {
+                continue;
+            };
+            let lost = flow.stats.queue_drops + flow.stats.channel_losses;
+            let sent_in = flow.stats.packets_sent - last.0;
+            let lost_in = lost - last.1;
+            *last = (flow.stats.packets_sent, lost);
+            if let Some(connections) = flow.connection_count() {
+                flow.tally_connections(connections, sent_in, lost_in);
+            }
+        }
+    }
+
     fn summarise(&self) -> Summary {
         let links: Vec<LinkSummary> = self
             .network
@@ -685,5 +761,17 @@ impl Simulation {
                 .collect(),
             links,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_stay_small() {
+        // The event queue moves whole entries on every push and pop: a
+        // packet must not travel inside an event (issue 18).
+        assert!(std::mem::size_of::<Event>() <= 16);
     }
 }

@@ -14,6 +14,7 @@ use super::seqwin::{SequenceNumbers, SequenceState};
 use super::state::{Role, State};
 use super::timers::{Timer, TimerTable};
 use crate::time::Instant;
+use crate::units::Rate;
 use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, ResetCode, SeqNum};
 use crate::wire::options::DccpOption;
 
@@ -339,6 +340,33 @@ impl Connection {
     /// Datagrams waiting in the send queue.
     pub fn send_queue_len(&self) -> usize {
         self.send_queue.len()
+    }
+
+    /// The rate the sender's CCID allows now: [`stats`](Self::stats)'s
+    /// `rate`, without building the rest (a driver that asks on every
+    /// packet, such as a session choosing a connection, needs only this).
+    pub fn allowed_rate(&self) -> Option<Rate> {
+        self.tx.as_ref().map(SenderCcid::allowed_rate)
+    }
+
+    /// The round-trip time estimate: [`stats`](Self::stats)'s `rtt` (the
+    /// sender CCID's, else the handshake's), without building the rest.
+    pub fn rtt(&self) -> Option<Duration> {
+        match &self.tx {
+            Some(tx) => tx.rtt().or(self.handshake_rtt),
+            None => self.handshake_rtt,
+        }
+    }
+
+    /// Valid packets received: [`stats`](Self::stats)'s `packets_received`.
+    pub fn packets_received(&self) -> u64 {
+        self.stats.packets_received
+    }
+
+    /// Data-carrying packets received: [`stats`](Self::stats)'s
+    /// `data_packets_received`.
+    pub fn data_packets_received(&self) -> u64 {
+        self.stats.data_packets_received
     }
 
     /// Counters and current values.

@@ -571,25 +571,22 @@ impl Endpoint {
             self.stats.resets_sent += 1;
             return Some((None, transmit));
         }
-        let start = self.last_served;
-        let after = start.map_or_else(Vec::new, |s| {
+        // Round robin: the connections after the last one served, then all
+        // of them from the first (those after it asked a second time).
+        let after = self.last_served.map(|s| {
             self.connections
-                .range((std::ops::Bound::Excluded(s), std::ops::Bound::Unbounded))
-                .map(|(id, _)| *id)
-                .collect()
+                .range_mut((std::ops::Bound::Excluded(s), std::ops::Bound::Unbounded))
         });
-        let order: Vec<ConnectionId> = after
-            .into_iter()
-            .chain(self.connections.keys().copied())
-            .collect();
-        for id in order {
-            if let Some(transmit) = self
-                .connections
-                .get_mut(&id)
-                .and_then(|conn| conn.poll_transmit(now, buf))
-            {
-                self.last_served = Some(id);
-                return Some((Some(id), transmit));
+        for (id, conn) in after.into_iter().flatten() {
+            if let Some(transmit) = conn.poll_transmit(now, buf) {
+                self.last_served = Some(*id);
+                return Some((Some(*id), transmit));
+            }
+        }
+        for (id, conn) in self.connections.iter_mut() {
+            if let Some(transmit) = conn.poll_transmit(now, buf) {
+                self.last_served = Some(*id);
+                return Some((Some(*id), transmit));
             }
         }
         self.remove_drained();

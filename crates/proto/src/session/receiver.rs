@@ -398,10 +398,7 @@ impl ReceiverSession {
         while let Some(datagram) = conn.recv() {
             datagrams.push(datagram);
         }
-        let rtt = conn
-            .tfrc_receiver()
-            .and_then(|r| r.rtt())
-            .or(conn.stats().rtt);
+        let rtt = conn.tfrc_receiver().and_then(|r| r.rtt()).or(conn.rtt());
         for datagram in datagrams {
             let Some((header, len)) = SessionHeader::parse(&datagram) else {
                 self.malformed += 1;

@@ -954,6 +954,11 @@ impl SenderSession {
     /// Moves datagrams from the session queue to the connections.
     fn dispatch(&mut self, now: Instant) {
         let depth = self.config.per_connection_depth.max(1);
+        // Nothing to move: spare the scan (dispatch runs around every
+        // packet the session sends or receives).
+        if self.resend.len() == 0 && self.queue.is_empty() {
+            return;
+        }
         let ready: Vec<ConnectionId> = self
             .conns
             .iter()
@@ -1029,7 +1034,7 @@ impl SenderSession {
         let rtt = self
             .endpoint
             .connection(id)
-            .and_then(|c| c.stats().rtt)
+            .and_then(|c| c.rtt())
             .unwrap_or(Duration::from_millis(100));
         conn.unanswered_since.is_some_and(|since| {
             now.saturating_duration_since(since) >= (3 * rtt).max(SUSPECT_AFTER_MIN)
@@ -1050,11 +1055,12 @@ impl SenderSession {
                 if queued >= depth {
                     return None;
                 }
-                let stats = conn.stats();
-                let rate = stats.rate.map_or(1.0, |r| r.bytes_per_sec().max(1.0));
+                let rate = conn
+                    .allowed_rate()
+                    .map_or(1.0, |r| r.bytes_per_sec().max(1.0));
                 if bonded {
                     let sending = ((queued + 1) * conn.max_payload()) as f64 / rate;
-                    let one_way = stats.rtt.unwrap_or(Duration::from_millis(100)) / 2;
+                    let one_way = conn.rtt().unwrap_or(Duration::from_millis(100)) / 2;
                     return Some((sending + one_way.as_secs_f64(), *id));
                 }
                 Some(((queued + 1) as f64 / rate, *id))
@@ -1161,7 +1167,7 @@ impl SenderSession {
             .filter(|c| !c.closing)
             .filter(|c| !bonded || !self.suspect(now, c.id))
             .filter_map(|c| self.endpoint.connection(c.id))
-            .filter_map(|c| c.stats().rate)
+            .filter_map(|c| c.allowed_rate())
             .map(|r| r.bytes_per_sec())
             .sum();
         if total <= 0.0 {

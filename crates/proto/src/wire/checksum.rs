@@ -35,7 +35,21 @@ impl Accumulator {
                 rest = tail;
             }
         }
-        let mut words = rest.chunks_exact(2);
+        // Eight bytes at a time: RFC 1071 §2 (B), "the sum may be
+        // calculated on larger words and folded"; a 32-bit half adds at most
+        // 2^32 to the 64-bit sum, which is folded long before it overflows.
+        // The same 16-bit result as word by word (a property test checks).
+        let mut blocks = rest.chunks_exact(8);
+        for block in &mut blocks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(block);
+            let word = u64::from_be_bytes(word);
+            self.sum += (word >> 32) + (word & 0xFFFF_FFFF);
+            if self.sum > 1 << 62 {
+                self.sum = fold(self.sum);
+            }
+        }
+        let mut words = blocks.remainder().chunks_exact(2);
         for word in &mut words {
             // `chunks_exact(2)` yields slices of exactly two bytes.
             if let [high, low] = *word {
@@ -129,7 +143,44 @@ mod tests {
         assert_eq!(Accumulator::new().add_bytes(&bytes).sum(), 0xFFFF);
     }
 
+    /// RFC 1071 word by word, with the end-around carry after each word.
+    fn word_by_word(bytes: &[u8]) -> u16 {
+        let mut sum: u32 = 0;
+        for pair in bytes.chunks(2) {
+            let word = match *pair {
+                [high, low] => u16::from_be_bytes([high, low]),
+                [high] => u16::from_be_bytes([high, 0]),
+                _ => 0,
+            };
+            sum += u32::from(word);
+            if sum > 0xFFFF {
+                sum = (sum & 0xFFFF) + 1;
+            }
+        }
+        !(sum as u16)
+    }
+
+    #[test]
+    fn all_ones_and_zeros_keep_their_one_s_complement_zero() {
+        // A nonzero sum folds to 0xFFFF, never to 0x0000.
+        assert_eq!(checksum(&[0xFF; 64]), word_by_word(&[0xFF; 64]));
+        assert_eq!(checksum(&[0xFF; 64]), 0);
+        assert_eq!(checksum(&[0; 64]), 0xFFFF);
+    }
+
     proptest! {
+        #[test]
+        fn matches_the_sum_word_by_word(bytes in proptest::collection::vec(any::<u8>(), 0..3000)) {
+            prop_assert_eq!(checksum(&bytes), word_by_word(&bytes));
+        }
+
+        #[test]
+        fn saturated_words_match_too(len in 0usize..5000, odd in any::<u8>()) {
+            let mut bytes = vec![0xFF; len];
+            bytes.push(odd);
+            prop_assert_eq!(checksum(&bytes), word_by_word(&bytes));
+        }
+
         #[test]
         fn split_anywhere_gives_the_same_sum(
             bytes in proptest::collection::vec(any::<u8>(), 0..300),

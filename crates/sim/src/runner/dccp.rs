@@ -277,7 +277,7 @@ impl DccpEnds {
         }
         if let Some(media) = &mut self.media {
             // The sender's estimate of the one-way delay, for live deadlines.
-            let one_way = conn.stats().rtt.map_or(Duration::ZERO, |rtt| rtt / 2);
+            let one_way = conn.rtt().map_or(Duration::ZERO, |rtt| rtt / 2);
             while conn.send_queue_len() < FEED_DEPTH {
                 let Some(packet) = media.next_packet(now, one_way) else {
                     return;
@@ -338,7 +338,7 @@ impl DccpEnds {
         let Some(conn) = self.server.connection(id) else {
             return;
         };
-        self.stats.data_packets_received = conn.stats().data_packets_received;
+        self.stats.data_packets_received = conn.data_packets_received();
         if let Some(receiver) = conn.tfrc_receiver() {
             let open = receiver.loss_history().open().map(|i| i.start_seq());
             if open.is_some() && open != self.open_interval_start {
@@ -358,7 +358,7 @@ impl DccpEnds {
             return;
         };
         if sample {
-            if let Some(rtt) = conn.stats().rtt {
+            if let Some(rtt) = conn.rtt() {
                 self.stats.rtt_sum_s += rtt.as_secs_f64();
                 self.stats.rtt_samples += 1;
             }
@@ -459,13 +459,13 @@ impl DccpEnds {
     /// The rate the sender's CCID allows now, bits/s.
     pub(super) fn allowed_rate_bps(&self) -> Option<f64> {
         let conn = self.client_id.and_then(|id| self.client.connection(id))?;
-        conn.stats().rate.map(|r| r.bits_per_sec())
+        conn.allowed_rate().map(|r| r.bits_per_sec())
     }
 
     /// The sender's current smoothed RTT.
     pub(super) fn rtt(&self) -> Option<Duration> {
         let conn = self.client_id.and_then(|id| self.client.connection(id))?;
-        conn.stats().rtt
+        conn.rtt()
     }
 
     /// The loss event rate the sender uses now (TFRC: as the receiver

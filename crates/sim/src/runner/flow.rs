@@ -473,11 +473,11 @@ impl FlowState {
         now >= self.start && now < self.stop
     }
 
-    /// Runs the timers due at `now` and collects what the endpoints send:
-    /// (toward the receiver?, body) pairs.
-    pub(super) fn service(&mut self, now: Instant) -> Vec<(bool, Body)> {
+    /// Runs the timers due at `now` and appends what the endpoints send to
+    /// `out`: (toward the receiver?, body) pairs.
+    pub(super) fn service(&mut self, now: Instant, out: &mut Vec<(bool, Body)>) {
         let active = self.is_active(now);
-        let mut out = Vec::new();
+        let before = out.len();
         match &mut self.endpoints {
             Endpoints::Tcp(tcp) => {
                 if tcp.receiver.next_timeout().is_some_and(|t| t <= now) {
@@ -497,7 +497,7 @@ impl FlowState {
                     }
                 }
             }
-            Endpoints::Web(web) => web.service(now, active, &mut out),
+            Endpoints::Web(web) => web.service(now, active, out),
             Endpoints::Udp(source) => {
                 if active {
                     while let Some(size) = source.poll(now) {
@@ -507,17 +507,17 @@ impl FlowState {
             }
             Endpoints::Dccp(dccp) => {
                 if now >= self.start {
-                    dccp.service(now, active, &mut out);
+                    dccp.service(now, active, out);
                 }
             }
             Endpoints::Session(session) => {
                 if now >= self.start {
-                    session.service(now, active, &mut out);
+                    session.service(now, active, out);
                 }
             }
         }
-        self.stats.packets_sent += out.iter().filter(|(toward, _)| *toward).count() as u64;
-        out
+        let sent = out.get(before..).unwrap_or_default();
+        self.stats.packets_sent += sent.iter().filter(|(toward, _)| *toward).count() as u64;
     }
 
     /// The ECN codepoint a packet this flow sends carries in its IP header
@@ -586,10 +586,15 @@ impl FlowState {
         }
     }
 
-    /// A packet of this flow reached its destination host at `now`; returns
-    /// what the flow sends in response (timers and new data included).
-    pub(super) fn on_arrival(&mut self, now: Instant, packet: &Packet) -> Vec<(bool, Body)> {
-        let mut out = Vec::new();
+    /// A packet of this flow reached its destination host at `now`; appends
+    /// what the flow sends in response (timers and new data included) to
+    /// `out`.
+    pub(super) fn on_arrival(
+        &mut self,
+        now: Instant,
+        packet: &Packet,
+        out: &mut Vec<(bool, Body)>,
+    ) {
         if packet.toward_receiver {
             let bytes = match &packet.body {
                 Body::TcpSegment(segment) | Body::WebSegment { segment, .. } => segment.len,
@@ -645,8 +650,7 @@ impl FlowState {
                 }
             }
         }
-        out.extend(self.service(now));
-        out
+        self.service(now, out);
     }
 
     fn record_data(&mut self, now: Instant, sent_at: Instant, bytes: u64) {
@@ -704,10 +708,7 @@ impl FlowState {
                 session.current_loss_event_rate(),
             ),
         };
-        let connections = match &self.endpoints {
-            Endpoints::Session(session) => Some(session.connection_count()),
-            _ => None,
-        };
+        let connections = self.connection_count();
         FlowSample {
             time_s: at.as_secs_f64(),
             throughput_bps: bytes as f64 * 8.0 / interval_s,
@@ -722,6 +723,15 @@ impl FlowState {
                 .map(|app| app.receiver().occupancy().as_secs_f64()),
             enhancement_share: self.layered().map(LayeredApp::schedule_share),
             proxy_buffer_bytes: self.proxy_figures().map(|f| f.bytes as f64),
+        }
+    }
+
+    /// A multi-connection flow's connection count now (the fractional n of
+    /// the aggregate controller); `None` for other flows.
+    pub(super) fn connection_count(&self) -> Option<f64> {
+        match &self.endpoints {
+            Endpoints::Session(session) => Some(session.connection_count()),
+            _ => None,
         }
     }
 

@@ -157,7 +157,7 @@ impl LayeredApp {
         let cap = conn.fixed_rate_sender().and_then(|ccid| {
             tcp_friendly_rate(
                 self.mean_packet_bytes.unwrap_or(0.0),
-                conn.stats().rtt,
+                conn.rtt(),
                 ccid.loss_event_rate(),
                 ccid.receive_rate(),
             )

@@ -278,7 +278,7 @@ impl SessionEnds {
                 .endpoint()
                 .connection_ids()
                 .filter_map(|id| self.sender.endpoint().connection(id))
-                .filter_map(|c| c.stats().rtt)
+                .filter_map(|c| c.rtt())
                 .min()
                 .unwrap_or(Duration::ZERO);
             // Live frames wait in the application, which drops the late
@@ -346,7 +346,7 @@ impl SessionEnds {
             let Some(conn) = endpoint.connection(id) else {
                 continue;
             };
-            received += conn.stats().data_packets_received;
+            received += conn.data_packets_received();
             if let Some(open) = conn
                 .tfrc_receiver()
                 .and_then(|r| r.loss_history().open().map(|i| i.start_seq()))
@@ -364,14 +364,16 @@ impl SessionEnds {
         self.sender.handle_datagram_ecn(now, bytes, ecn);
         if sample {
             let endpoint = self.sender.endpoint();
-            let rtts: Vec<f64> = endpoint
+            let mut count = 0usize;
+            let sum: f64 = endpoint
                 .connection_ids()
                 .filter_map(|id| endpoint.connection(id))
-                .filter_map(|c| c.stats().rtt)
+                .filter_map(|c| c.rtt())
+                .inspect(|_| count += 1)
                 .map(|r| r.as_secs_f64())
-                .collect();
-            if !rtts.is_empty() {
-                self.stats.rtt_sum_s += rtts.iter().sum::<f64>() / rtts.len() as f64;
+                .sum();
+            if count > 0 {
+                self.stats.rtt_sum_s += sum / count as f64;
                 self.stats.rtt_samples += 1;
             }
         }
@@ -406,7 +408,7 @@ impl SessionEnds {
         let rates: Vec<f64> = endpoint
             .connection_ids()
             .filter_map(|id| endpoint.connection(id))
-            .filter_map(|c| c.stats().rate)
+            .filter_map(|c| c.allowed_rate())
             .map(|r| r.bits_per_sec())
             .collect();
         (!rates.is_empty()).then(|| rates.iter().sum())
@@ -430,7 +432,7 @@ impl SessionEnds {
         let rtts: Vec<Duration> = endpoint
             .connection_ids()
             .filter_map(|id| endpoint.connection(id))
-            .filter_map(|c| c.stats().rtt)
+            .filter_map(|c| c.rtt())
             .collect();
         (!rtts.is_empty()).then(|| rtts.iter().sum::<Duration>() / rtts.len() as u32)
     }

@@ -1,7 +1,7 @@
 //! Turns the raw file into a [`Scenario`]: units parsed, names resolved,
 //! every rule checked, routes computed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use toml::Spanned;
 use super::error::{ScenarioError, Source};
 use super::fields::{bytes_at, duration_at, rate_at, Fields};
 use super::raw::{RawFlow, RawLink, RawScenario};
-use super::routing::shortest_path;
+use super::routing::Router;
 use crate::queue::UnknownTrafficClass;
 
 use super::{
@@ -47,13 +47,16 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
     };
 
     let mut nodes: Vec<Node> = Vec::with_capacity(raw.node.len());
+    // Node names to their index, so that a large scenario is not checked
+    // and resolved name by name against every node.
+    let mut node_ids: BTreeMap<&str, NodeId> = BTreeMap::new();
     for (index, node) in raw.node.iter().enumerate() {
         let name = &node.get_ref().name;
         let key = format!("node[{index}].name");
         if name.get_ref().trim().is_empty() {
             return Err(source.invalid(name.span(), key, "node name must not be empty"));
         }
-        if nodes.iter().any(|n| n.name == *name.get_ref()) {
+        if node_ids.insert(name.get_ref(), NodeId(index)).is_some() {
             return Err(source.invalid(
                 name.span(),
                 key,
@@ -65,10 +68,9 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
         });
     }
     let resolve = |name: &Spanned<String>, key: String| -> Result<NodeId, ScenarioError> {
-        nodes
-            .iter()
-            .position(|n| n.name == *name.get_ref())
-            .map(NodeId)
+        node_ids
+            .get(name.get_ref().as_str())
+            .copied()
             .ok_or_else(|| {
                 let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
                 source.invalid(
@@ -110,7 +112,9 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
     super::tdd::check_cells(source, &raw, &links)?;
 
     let mut flows: Vec<Flow> = Vec::with_capacity(raw.flow.len());
+    let mut flow_names = BTreeSet::new();
     let mut routes = BTreeMap::new();
+    let mut router = Router::new(nodes.len(), links.iter().map(|link| link.between));
     for (index, flow_raw) in raw.flow.iter().enumerate() {
         let flow = flow_from_raw(
             source,
@@ -131,8 +135,8 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
                     source,
                     (index, flow_raw.get_ref()),
                     flow,
-                    (&nodes, &links),
-                    &mut flows,
+                    (&nodes, &mut router),
+                    (&mut flows, &mut flow_names),
                     &mut routes,
                 )?;
             }
@@ -154,12 +158,12 @@ fn add_flow(
     source: Source<'_>,
     (index, flow_raw): (usize, &RawFlow),
     flow: Flow,
-    (nodes, links): (&[Node], &[Link]),
-    flows: &mut Vec<Flow>,
+    (nodes, router): (&[Node], &mut Router),
+    (flows, names): (&mut Vec<Flow>, &mut BTreeSet<String>),
     routes: &mut BTreeMap<(NodeId, NodeId), Vec<super::Hop>>,
 ) -> Result<(), ScenarioError> {
     {
-        if flows.iter().any(|f| f.name == flow.name) {
+        if !names.insert(flow.name.clone()) {
             let name = &flow_raw.name;
             return Err(source.invalid(
                 name.span(),
@@ -171,7 +175,7 @@ fn add_flow(
             if routes.contains_key(&(from, to)) {
                 continue;
             }
-            let path = shortest_path(nodes.len(), links, from, to).ok_or_else(|| {
+            let path = router.shortest_path(from, to).ok_or_else(|| {
                 let to_raw = &flow_raw.to;
                 source.invalid(
                     to_raw.span(),

@@ -34,7 +34,7 @@ impl SenderSession {
             .conns
             .iter()
             .filter(|c| !c.closing && on(c.path))
-            .filter_map(|c| self.endpoint.connection(c.id)?.stats().rtt)
+            .filter_map(|c| self.endpoint.connection(c.id)?.rtt())
             .collect();
         (!rtts.is_empty()).then(|| rtts.iter().sum::<Duration>() / rtts.len() as u32)
     }
@@ -155,7 +155,7 @@ impl SenderSession {
         let Some(conn) = self.endpoint.connection(id) else {
             return Duration::ZERO;
         };
-        let rate = conn.stats().rate.map_or(0.0, |r| r.bytes_per_sec());
+        let rate = conn.allowed_rate().map_or(0.0, |r| r.bytes_per_sec());
         if rate <= 0.0 {
             return Duration::ZERO;
         }
@@ -231,7 +231,7 @@ impl SenderSession {
         let rtt = self
             .endpoint
             .connection(id)
-            .and_then(|c| c.stats().rtt)
+            .and_then(|c| c.rtt())
             .unwrap_or(RTT_BEFORE_SAMPLES);
         (rtt * self.config.dead_after_rtts).max(self.config.dead_after_min)
     }
@@ -268,7 +268,7 @@ impl SenderSession {
             let Some(conn) = self.endpoint.connection(self.conns[index].id) else {
                 continue;
             };
-            let heard = conn.stats().packets_received;
+            let heard = conn.packets_received();
             let waiting = conn.send_queue_len() > 0;
             let c = &mut self.conns[index];
             if heard > c.heard {
@@ -307,7 +307,7 @@ impl SenderSession {
         let rtt = self
             .endpoint
             .connection(id)
-            .and_then(|c| c.stats().rtt)
+            .and_then(|c| c.rtt())
             .unwrap_or(RTT_BEFORE_SAMPLES);
         if let Some(conn) = self.endpoint.connection_mut(id) {
             conn.abort(now);
