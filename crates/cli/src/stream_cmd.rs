@@ -37,7 +37,7 @@ pub(crate) struct SendArgs {
     /// codec's (paper 002; with cc=tfrc-sp, RFC 4828's header allowance);
     /// the frames before are sent as probes. The receiver needs --wav.
     source: String,
-    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed|buffer&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off&passphrase=SECRET&paths=HOST:PORT[@LOCAL],…&bind=LOCAL&shared=all|0+1,…&duplicate=key|off, and with cc=buffer mode=paper|tfrc-capped&preroll=2s&congestion_threshold=1s&loss_threshold=1.5s
+    /// Where to: dccp://HOST:PORT?cc=tfrc|tfrc-sp|ccid2|fixed|buffer&rate=64kbit (fixed only)&conns=N&controller=fixed|adaptive|multfrc|e-multfrc|aggregate&policy=earliest|gop-interleave&start_offset=0.5s&rtt_min_lifetime=60s&max_packet=1400&fec=n,k (packet-level Reed-Solomon FEC, RS(n,k), 1 <= k < n <= 255)&peer_timeout=auto|DURATION&arq=on|off&passphrase=SECRET&paths=HOST:PORT(@LOCAL),…&bind=LOCAL&shared=all|0+1,…&duplicate=key|off, and with cc=buffer mode=paper|tfrc-capped&preroll=2s&congestion_threshold=1s&loss_threshold=1.5s
     ///
     /// peer_timeout: the stream fails when the receiver answers nothing the
     /// sender sent for this long; auto (the default) is 8 smoothed RTTs, at
