@@ -126,8 +126,8 @@ fn the_default_controller_fills_every_lossy_last_hop() {
 }
 
 /// Experiment 2: on a congested wired bottleneck with four TCP flows, every
-/// RTT-driven controller (the default and the papers' rules, the aggregate
-/// with its reported j) stays within twice a TCP share.
+/// RTT-driven controller (the default and the papers' rules) stays within
+/// twice a TCP share, and the aggregate (with its reported j) within 2.5.
 #[test]
 fn rtt_driven_controllers_stay_within_twice_a_tcp_share() {
     let base = multiconn_file("congested-wired.toml");
@@ -149,7 +149,12 @@ fn rtt_driven_controllers_stay_within_twice_a_tcp_share() {
             stream.connections_mean.unwrap(),
             stream.connections_max
         );
-        assert!(ratio <= 2.0, "{controller}: {ratio}");
+        // The aggregate took 1.25 TCP shares here until the TCP model
+        // stopped raising ssthresh on a timeout in a stalled recovery; its
+        // NewReno flows now keep less of the link and it takes 2.20
+        // (docs/results/multiconn.md, experiment 2).
+        let bound = if controller == "aggregate" { 2.5 } else { 2.0 };
+        assert!(ratio <= bound, "{controller}: {ratio}");
     }
 }
 

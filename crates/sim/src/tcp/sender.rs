@@ -474,7 +474,7 @@ impl TcpSender {
         // dropped and/or CE packets from a single window of data").
         let flight = self.snd_max - self.snd_una;
         if self.ecn_recover.is_none_or(|r| self.snd_una >= r) {
-            self.ssthresh = self.reduced_ssthresh(flight);
+            self.ssthresh = self.reduced_ssthresh(self.cwnd, flight);
         }
         self.note_window_reduction();
         if self.scoreboard.is_some() {
@@ -565,9 +565,26 @@ impl TcpSender {
         // retransmission timer and the given segment has not yet been resent
         // by way of the retransmission timer, the value of ssthresh MUST be
         // set to no more than the value given in equation (4)".
+        //
+        // FlightSize is taken no larger than the window without inflation
+        // (`uninflated_window`): in a recovery whose retransmission was
+        // lost again the sender went on sending new data (RFC 6675 NextSeg
+        // rule 2, or RFC 6582's inflation by an SMSS per duplicate ACK)
+        // until the timer fired, so SND.MAX − SND.UNA can be several windows
+        // and eq. 4 on it would *raise* ssthresh above what the path held.
+        // eq. 4 is an upper bound, so the smaller value conforms. Linux's
+        // tcp_enter_loss likewise takes ssthresh from cwnd, not from what
+        // is outstanding (the module's ssthresh(): Reno's max(cwnd/2, 2),
+        // CUBIC's cwnd·β), and leaves it alone when a recovery already
+        // reduced it in this window; ns-3 takes it from its pipe estimate.
+        // Here a timeout in recovery halves the recovery's window once more,
+        // as eq. 4 asks of every first timeout of a segment.
         if self.last_timeout_una != Some(self.snd_una) {
-            let flight = self.snd_max - self.snd_una;
-            self.ssthresh = self.reduced_ssthresh(flight);
+            let window = self.uninflated_window();
+            let flight = (self.snd_max - self.snd_una).min(window);
+            // RFC 9438 §4.8: "CUBIC ... sets ssthresh using β_cubic (same
+            // as in Section 4.6)", with W_max from the same window.
+            self.ssthresh = self.reduced_ssthresh(window, flight);
             if let Some(cubic) = self.cubic.as_mut() {
                 // RFC 9438 §4.8: the next congestion-avoidance stage starts
                 // from K = 0 and W_max = cwnd.

@@ -13,6 +13,7 @@ mod ecn;
 mod harness;
 mod padhye;
 mod props;
+mod rto_in_recovery;
 mod sack;
 
 use harness::Harness;

@@ -11,17 +11,31 @@ use crate::tcp::{CwndIncrease, HyStartPhase};
 
 impl TcpSender {
     /// The new ssthresh for a congestion event with `flight` bytes
-    /// outstanding: RFC 5681 §3.2 eq. 4, "ssthresh = max (FlightSize / 2,
-    /// 2*SMSS)", or for CUBIC RFC 9438 §4.6's β_cubic. Either way the
-    /// initial slow start is over (HyStart++ ends, RFC 9406 §4.2).
-    pub(super) fn reduced_ssthresh(&mut self, flight: u64) -> u64 {
+    /// outstanding and a window of `window` bytes (CUBIC's W_max):
+    /// RFC 5681 §3.2 eq. 4, "ssthresh = max (FlightSize / 2, 2*SMSS)", or
+    /// for CUBIC RFC 9438 §4.6's β_cubic. Either way the initial slow start
+    /// is over (HyStart++ ends, RFC 9406 §4.2).
+    pub(super) fn reduced_ssthresh(&mut self, window: u64, flight: u64) -> u64 {
         let mss = self.config.mss;
         if let Some(hystart) = self.hystart.as_mut() {
             hystart.on_congestion_event();
         }
         match self.cubic.as_mut() {
-            Some(cubic) => cubic.on_congestion_event(self.cwnd, flight, mss),
+            Some(cubic) => cubic.on_congestion_event(window, flight, mss),
             None => (flight / 2).max(2 * mss),
+        }
+    }
+
+    /// The congestion window without fast recovery's inflation: RFC 6582's
+    /// recovery inflates cwnd by an SMSS per duplicate ACK above the target
+    /// ssthresh it set at the entry (and partial ACKs deflate it, perhaps
+    /// below); RFC 6675's never inflates it (cwnd = ssthresh, step 4.2),
+    /// nor does anything outside a recovery.
+    pub(super) fn uninflated_window(&self) -> u64 {
+        if self.in_recovery && self.scoreboard.is_none() {
+            self.cwnd.min(self.ssthresh)
+        } else {
+            self.cwnd
         }
     }
 
@@ -122,7 +136,7 @@ impl TcpSender {
         let mss = self.config.mss;
         // As for a loss, RFC 5681 §3.2 eq. 4 (RFC 9438 §4.6 for CUBIC).
         let flight = self.snd_max - self.snd_una;
-        self.ssthresh = self.reduced_ssthresh(flight);
+        self.ssthresh = self.reduced_ssthresh(self.cwnd, flight);
         self.cwnd = self.cwnd.min(self.ssthresh).max(mss);
         self.bytes_acked_ca = 0;
         self.note_window_reduction();
