@@ -129,7 +129,7 @@ fn the_default_controller_fills_every_lossy_last_hop() {
 /// RTT-driven controller (the default and the papers' rules) stays within
 /// twice a TCP share, and the aggregate (with its reported j) within 2.5.
 #[test]
-fn rtt_driven_controllers_stay_within_twice_a_tcp_share() {
+fn rtt_driven_controllers_stay_within_twice_a_tcp_share_the_aggregate_within_two_and_a_half() {
     let base = multiconn_file("congested-wired.toml");
     for controller in ["adaptive", "multfrc", "e-multfrc", "aggregate"] {
         let text = with_transport(
