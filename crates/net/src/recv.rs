@@ -598,6 +598,16 @@ impl RecvRun {
     /// Remembers the token of a Request from `from` while no sender is
     /// served (the connection it opens is made later, from its cookie).
     fn note_token(&mut self, from: SocketAddr, bytes: &[u8]) {
+        if let Some(token) = self.request_token(bytes) {
+            if self.pending_tokens.len() >= MAX_PENDING_TOKENS {
+                self.pending_tokens.pop_front();
+            }
+            self.pending_tokens.push_back((from, token));
+        }
+    }
+
+    /// The session token `bytes` carry, if they are a Request with one.
+    fn request_token(&self, bytes: &[u8]) -> Option<PathToken> {
         let context = self
             .session
             .endpoint()
@@ -605,12 +615,7 @@ impl RecvRun {
             .connection
             .checksum
             .receive_context();
-        if let Some(token) = PathToken::peek_request(bytes, &context) {
-            if self.pending_tokens.len() >= MAX_PENDING_TOKENS {
-                self.pending_tokens.pop_front();
-            }
-            self.pending_tokens.push_back((from, token));
-        }
+        PathToken::peek_request(bytes, &context)
     }
 
     /// Whether a datagram from `from`, while another address is served,
@@ -628,18 +633,11 @@ impl RecvRun {
         if self.paths.len() + 1 >= MAX_PATHS {
             return false;
         }
-        let context = self
-            .session
-            .endpoint()
-            .config()
-            .connection
-            .checksum
-            .receive_context();
         let known = self
             .pending_tokens
             .iter()
             .any(|(address, t)| *address == from && *t == token);
-        if !known && PathToken::peek_request(bytes, &context) != Some(token) {
+        if !known && self.request_token(bytes) != Some(token) {
             return false;
         }
         self.paths.push(from);

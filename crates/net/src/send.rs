@@ -883,6 +883,32 @@ impl Run {
         Ok(())
     }
 
+    /// Path `path` went down (`up` false) or came back: counted, timed
+    /// and said on stderr.
+    fn path_changed(&mut self, path: usize, up: bool) {
+        let target = self.path_target(path);
+        let at = (self.clock.now() - self.start).as_secs_f64();
+        if let Some(report) = self.paths.get_mut(path) {
+            let (count, times) = if up {
+                (&mut report.up, &mut report.up_at_s)
+            } else {
+                (&mut report.down, &mut report.down_at_s)
+            };
+            *count += 1;
+            if times.len() < MAX_PATH_TIMES {
+                times.push(at);
+            }
+        }
+        if up {
+            eprintln!("send: path {path} (to {target}) is back");
+        } else {
+            eprintln!(
+                "send: path {path} (to {target}) answers nothing: sending on the others, \
+                 and trying it again"
+            );
+        }
+    }
+
     fn events(&mut self) -> Result<(), SendError> {
         while let Some(event) = self.session.poll_event() {
             match event {
@@ -909,31 +935,8 @@ impl Run {
                     }
                 }
                 SessionEvent::ConnectionsChanged { .. } => {}
-                SessionEvent::PathDown { path } => {
-                    let target = self.path_target(path);
-                    let at = (self.clock.now() - self.start).as_secs_f64();
-                    if let Some(report) = self.paths.get_mut(path) {
-                        report.down += 1;
-                        if report.down_at_s.len() < MAX_PATH_TIMES {
-                            report.down_at_s.push(at);
-                        }
-                    }
-                    eprintln!(
-                        "send: path {path} (to {target}) answers nothing: sending on the \
-                         others, and trying it again"
-                    );
-                }
-                SessionEvent::PathUp { path } => {
-                    let target = self.path_target(path);
-                    let at = (self.clock.now() - self.start).as_secs_f64();
-                    if let Some(report) = self.paths.get_mut(path) {
-                        report.up += 1;
-                        if report.up_at_s.len() < MAX_PATH_TIMES {
-                            report.up_at_s.push(at);
-                        }
-                    }
-                    eprintln!("send: path {path} (to {target}) is back");
-                }
+                SessionEvent::PathDown { path } => self.path_changed(path, false),
+                SessionEvent::PathUp { path } => self.path_changed(path, true),
             }
         }
         Ok(())

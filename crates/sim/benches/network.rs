@@ -18,7 +18,8 @@
 #![allow(clippy::disallowed_methods)] // a benchmark reads the wall clock
 #![allow(missing_docs)]
 
-use std::process::Command;
+#[path = "support/child.rs"]
+mod child;
 use std::time::{Duration, Instant};
 
 use fairstream_sim::runner::Simulation;
@@ -85,22 +86,12 @@ fn main() {
         Some(n) => vec![n],
         None => vec![2, 4, 8, 16, 32, 64],
     };
-    let exe = std::env::current_exe().unwrap();
     println!("| flows (TCP + TFRC) | wall time | events | events/s | packets | packets/s | peak memory | bottleneck utilisation |");
     println!("|---|---|---|---|---|---|---|---|");
     for flows in sizes {
-        let output = Command::new(&exe)
-            .args(["--child", &flows.to_string()])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let text = String::from_utf8(output.stdout).unwrap();
-        let fields: Vec<f64> = text
-            .split_whitespace()
-            .map(|f| f.parse().unwrap())
-            .collect();
+        let fields = child::child_fields(&flows.to_string());
         let [wall, events, packets, kib, utilisation, _] = fields[..] else {
-            panic!("bad child output: {text}");
+            panic!("bad child output: {fields:?}");
         };
         let wall = Duration::from_secs_f64(wall);
         println!(

@@ -27,7 +27,8 @@
 #![allow(missing_docs)]
 
 use std::fmt::Write as _;
-use std::process::Command;
+#[path = "support/child.rs"]
+mod child;
 use std::time::Instant;
 
 use fairstream_sim::runner::Simulation;
@@ -119,19 +120,12 @@ fn main() {
             args.iter().skip(1).all(|a| a.starts_with('-')) || args.iter().any(|a| a == name)
         })
         .collect();
-    let exe = std::env::current_exe().unwrap();
     println!("| case | flows | wall time | events | events/s | packets | peak memory (VmHWM) |");
     println!("|---|---|---|---|---|---|---|");
     for name in selected {
-        let output = Command::new(&exe).args(["--child", name]).output().unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let text = String::from_utf8(output.stdout).unwrap();
-        let fields: Vec<f64> = text
-            .split_whitespace()
-            .map(|f| f.parse().unwrap())
-            .collect();
+        let fields = child::child_fields(name);
         let [wall, events, packets, kib] = fields[..] else {
-            panic!("bad child output: {text}");
+            panic!("bad child output: {fields:?}");
         };
         println!(
             "| {name} | {} | {wall:.2} s | {:.2} M | {:.2} M/s | {:.2} M | {:.1} MiB |",

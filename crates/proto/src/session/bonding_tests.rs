@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
+use super::tests::{next_wake, pair_wake};
 use super::*;
 use crate::cc::multi::ConnectionCountConfig;
 use crate::conn::{ConnectionConfig, ConnectionId};
@@ -143,18 +144,8 @@ fn run_with(
         while let Some(event) = sender.poll_event() {
             events.push((now, event));
         }
-        let next = [
-            link.peek().map(|Reverse((t, ..))| *t),
-            sender.poll_timeout(),
-            receiver.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(end)
-        .min(now + Duration::from_millis(1))
-        .max(now + Duration::from_micros(1));
-        now = next.min(end);
+        let head = link.peek().map(|Reverse((t, ..))| *t);
+        now = pair_wake(now, end, head, &sender, &receiver);
         while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
             let Some(Reverse((_, _, path, to_receiver, bytes))) = link.pop() else {
                 break;
@@ -489,16 +480,13 @@ fn shared_run(shared: bool) -> (u64, u64) {
             }
             while receiver.recv().is_some() {}
         }
-        let next = senders
+        let deadlines: Vec<Option<Instant>> = senders
             .iter()
-            .filter_map(SenderSession::poll_timeout)
-            .chain(receivers.iter().filter_map(ReceiverSession::poll_timeout))
-            .chain(flight.peek().map(|Reverse((t, ..))| *t))
-            .min()
-            .unwrap_or(end)
-            .min(now + Duration::from_millis(1))
-            .max(now + Duration::from_micros(1));
-        now = next.min(end);
+            .map(SenderSession::poll_timeout)
+            .chain(receivers.iter().map(ReceiverSession::poll_timeout))
+            .chain([flight.peek().map(|Reverse((t, ..))| *t)])
+            .collect();
+        now = next_wake(now, end, deadlines);
         while flight.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
             let Some(Reverse((_, _, tag, to_receiver, bytes))) = flight.pop() else {
                 break;

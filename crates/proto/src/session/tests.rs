@@ -78,18 +78,8 @@ fn run_with(
         while let Some(data) = receiver.recv() {
             received.push(data);
         }
-        let next = [
-            link.peek().map(|Reverse((t, ..))| *t),
-            sender.poll_timeout(),
-            receiver.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(end)
-        .min(now + Duration::from_millis(1))
-        .max(now + Duration::from_micros(1));
-        now = next.min(end);
+        let head = link.peek().map(|Reverse((t, ..))| *t);
+        now = pair_wake(now, end, head, &sender, &receiver);
         while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
             let Some(Reverse((_, _, to_receiver, bytes))) = link.pop() else {
                 break;
@@ -104,6 +94,39 @@ fn run_with(
         receiver.handle_timeout(now);
     }
     (sender, receiver, received)
+}
+
+/// The next time an in-test loop runs: the earliest of `deadlines`, at
+/// least a microsecond and at most a millisecond ahead, never after `end`.
+pub(super) fn next_wake(
+    now: Instant,
+    end: Instant,
+    deadlines: impl IntoIterator<Item = Option<Instant>>,
+) -> Instant {
+    deadlines
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(end)
+        .min(now + Duration::from_millis(1))
+        .max(now + Duration::from_micros(1))
+        .min(end)
+}
+
+/// [`next_wake`] for one sender and one receiver, and the link's next
+/// arrival `head`.
+pub(super) fn pair_wake(
+    now: Instant,
+    end: Instant,
+    head: Option<Instant>,
+    sender: &SenderSession,
+    receiver: &ReceiverSession,
+) -> Instant {
+    next_wake(
+        now,
+        end,
+        [head, sender.poll_timeout(), receiver.poll_timeout()],
+    )
 }
 
 fn numbers(received: &[Vec<u8>]) -> Vec<u32> {

@@ -50,35 +50,34 @@ fn base(sack: bool) -> TcpConfig {
     }
 }
 
-#[test]
-fn a_timeout_in_sack_recovery_with_a_lost_retransmission_does_not_raise_ssthresh() {
-    let (recovery, flight, after) = timeout_in_recovery(base(true));
-    // The scenario: RFC 6675 NextSeg rule (2) kept sending new data, so
-    // FlightSize grew well past the recovery's window (cwnd = ssthresh).
-    // (21 segments outstanding at the third duplicate ACK: eq. 4 gives 10.5.)
+/// A timeout in a recovery whose FlightSize grew past three windows halves
+/// the recovery's window (RFC 5681 eq. 4 on min(FlightSize, the window
+/// without inflation)) rather than raising ssthresh.
+fn assert_halves_the_recovery_window(config: TcpConfig) {
+    let (recovery, flight, after) = timeout_in_recovery(config);
+    // 21 segments outstanding at the third duplicate ACK: eq. 4 gives 10.5.
     assert!((10 * MSS..=11 * MSS).contains(&recovery), "{recovery}");
     assert!(
         flight > 3 * recovery,
         "flight {flight}, ssthresh {recovery}"
     );
-    // RFC 5681 eq. 4 on min(FlightSize, cwnd): half the recovery's window.
     assert!(after <= recovery, "{after} > {recovery}");
     assert_eq!(after, recovery / 2);
 }
 
 #[test]
+fn a_timeout_in_sack_recovery_with_a_lost_retransmission_does_not_raise_ssthresh() {
+    // RFC 6675 NextSeg rule (2) kept sending new data, so FlightSize grew
+    // well past the recovery's window (cwnd = ssthresh).
+    assert_halves_the_recovery_window(base(true));
+}
+
+#[test]
 fn a_timeout_in_newreno_recovery_with_inflation_does_not_raise_ssthresh() {
-    let (recovery, flight, after) = timeout_in_recovery(base(false));
     // Each duplicate ACK inflated cwnd by one SMSS (RFC 6582 §3.2 step 3)
-    // and let a new segment out, so FlightSize grew with it.
-    assert!((10 * MSS..=11 * MSS).contains(&recovery), "{recovery}");
-    assert!(
-        flight > 3 * recovery,
-        "flight {flight}, ssthresh {recovery}"
-    );
-    // The window without inflation is the recovery's ssthresh.
-    assert!(after <= recovery, "{after} > {recovery}");
-    assert_eq!(after, recovery / 2);
+    // and let a new segment out, so FlightSize grew with it; the window
+    // without inflation is the recovery's ssthresh.
+    assert_halves_the_recovery_window(base(false));
 }
 
 #[test]
