@@ -444,39 +444,7 @@ fn a_rebuffering_player_pauses_where_the_drop_model_loses_frames() {
 /// late); TFRC without retransmission loses about the channel's share.
 #[test]
 fn rtp_over_tcp_loses_nothing_where_tfrc_loses_the_channels_share() {
-    let text = r#"
-[run]
-duration = "30s"
-seed = 3
-[[node]]
-name = "server"
-[[node]]
-name = "bs"
-[[node]]
-name = "client"
-[[link]]
-between = ["server", "bs"]
-rate = "10mbit"
-delay = "20ms"
-queue = { kind = "droptail", packets = 100 }
-[[link]]
-between = ["bs", "client"]
-rate = "4mbit"
-delay = "5ms"
-loss = { kind = "bernoulli", p = 0.02 }
-[[flow]]
-name = "tcp"
-from = "server"
-to = "client"
-transport = { cc = "tcp-newreno", mss = 1000 }
-media = { source = "generated", width = 176, height = 144, fps = 25, gop = 25, bitrate = "300kbit", slice_max = 900, frames = 250, mode = "on-demand", startup_delay = "auto" }
-[[flow]]
-name = "tfrc"
-from = "server"
-to = "client"
-transport = { cc = "tfrc", packet_size = 998 }
-media = { source = "generated", width = 176, height = 144, fps = 25, gop = 25, bitrate = "300kbit", slice_max = 900, frames = 250, mode = "on-demand", startup_delay = "auto", arq = "off" }
-"#;
+    let text = include_str!("scenarios/rtp-over-tcp.toml");
     let scenario = Scenario::from_str(text, "tcp-media.toml").unwrap();
     let (summary, _) = run(&scenario);
     let media = |i: usize| match summary.flows[i].media.as_ref().expect("a media object") {

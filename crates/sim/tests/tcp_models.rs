@@ -322,34 +322,12 @@ queue = { kind = "droptail", packets = 60 }
 /// channel loses segments and TCP resends every one, SACK repairing them.
 #[test]
 fn rtp_over_cubic_loses_nothing() {
-    let text = r#"
-[run]
-duration = "30s"
-seed = 3
-[[node]]
-name = "server"
-[[node]]
-name = "bs"
-[[node]]
-name = "client"
-[[link]]
-between = ["server", "bs"]
-rate = "10mbit"
-delay = "20ms"
-queue = { kind = "droptail", packets = 100 }
-[[link]]
-between = ["bs", "client"]
-rate = "4mbit"
-delay = "5ms"
-loss = { kind = "bernoulli", p = 0.02 }
-[[flow]]
-name = "tcp"
-from = "server"
-to = "client"
-transport = { cc = "tcp-cubic", mss = 1000 }
-media = { source = "generated", width = 176, height = 144, fps = 25, gop = 25, bitrate = "300kbit", slice_max = 900, frames = 250, mode = "on-demand", startup_delay = "auto" }
-"#;
-    let scenario = Scenario::from_str(text, "cubic-media.toml").unwrap_or_else(|e| panic!("{e}"));
+    // media.rs's RTP-over-TCP scenario, its TCP flow on CUBIC.
+    let base = include_str!("scenarios/rtp-over-tcp.toml");
+    let newreno = "cc = \"tcp-newreno\", mss = 1000";
+    assert!(base.contains(newreno));
+    let text = base.replacen(newreno, "cc = \"tcp-cubic\", mss = 1000", 1);
+    let scenario = Scenario::from_str(&text, "cubic-media.toml").unwrap_or_else(|e| panic!("{e}"));
     let s = Simulation::new(&scenario)
         .unwrap_or_else(|e| panic!("{e}"))
         .run();

@@ -32,6 +32,15 @@ fn config(initial_segments: u32, ssthresh_segments: Option<u64>) -> TcpConfig {
 
 /// Sends what the window allows at `now`, delivers it all without loss after
 /// half an RTT, and returns the ACKs a full RTT later. Returns what was sent.
+/// A sender and a receiver of `c`, and the sender's first window, sent at
+/// time zero.
+fn first_window(c: TcpConfig) -> (TcpSender, TcpReceiver, Vec<Segment>) {
+    let mut sender = TcpSender::new(c.clone(), Instant::ZERO).unwrap();
+    let receiver = TcpReceiver::new(c).unwrap();
+    let sent: Vec<Segment> = std::iter::from_fn(|| sender.poll_transmit(Instant::ZERO)).collect();
+    (sender, receiver, sent)
+}
+
 fn lossless_round(
     sender: &mut TcpSender,
     receiver: &mut TcpReceiver,
@@ -131,11 +140,7 @@ fn congestion_avoidance_adds_one_mss_per_rtt() {
 
 #[test]
 fn fast_retransmit_on_exactly_the_third_duplicate_ack() {
-    let c = config(10, None);
-    let mut sender = TcpSender::new(c.clone(), Instant::ZERO).unwrap();
-    let mut receiver = TcpReceiver::new(c).unwrap();
-    let t0 = Instant::ZERO;
-    let sent: Vec<Segment> = std::iter::from_fn(|| sender.poll_transmit(t0)).collect();
+    let (mut sender, mut receiver, sent) = first_window(config(10, None));
     assert_eq!(sent.len(), 10);
     let t1 = Instant::from_millis(100);
     let acks: Vec<Ack> = sent

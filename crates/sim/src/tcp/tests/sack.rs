@@ -7,9 +7,7 @@ use std::time::Duration;
 use fairstream_proto::time::Instant;
 
 use super::{config, Harness, MSS};
-use crate::tcp::{
-    Ack, CongestionState, SackBlock, Segment, TcpConfig, TcpReceiver, TcpSender, HEADER_BYTES,
-};
+use crate::tcp::{Ack, CongestionState, SackBlock, Segment, TcpConfig, TcpReceiver, HEADER_BYTES};
 
 fn sack_config(initial_segments: u32, ssthresh_segments: Option<u64>) -> TcpConfig {
     TcpConfig {
@@ -178,11 +176,7 @@ fn sack_recovery_repairs_several_losses_in_one_rtt() {
 #[test]
 fn sack_recovery_sends_only_while_cwnd_exceeds_pipe() {
     // Ten segments out, 0 and 1 lost, 2-9 SACKed by eight duplicate ACKs.
-    let c = sack_config(10, Some(10));
-    let mut sender = TcpSender::new(c.clone(), Instant::ZERO).unwrap();
-    let mut receiver = TcpReceiver::new(c).unwrap();
-    let t0 = Instant::ZERO;
-    let sent: Vec<Segment> = std::iter::from_fn(|| sender.poll_transmit(t0)).collect();
+    let (mut sender, mut receiver, sent) = super::first_window(sack_config(10, Some(10)));
     assert_eq!(sent.len(), 10);
     let t1 = Instant::from_millis(100);
     let acks: Vec<Ack> = sent[2..]
