@@ -207,6 +207,7 @@ impl DirectionConfig {
             queue,
             loss: self.loss,
             delay_change: None,
+            outage: None,
         })
     }
 }

@@ -25,8 +25,8 @@ pub use arq::{ArqConfig, DatagramMeta, ReceiverArqStats, SenderArqStats};
 pub use receiver::{ReceiverSession, ReceiverSessionStats};
 pub use reorder::{ReorderBuffer, ReorderConfig, ReorderStats};
 pub use sender::{
-    SenderSession, SessionConfig, SessionEvent, SessionSendError, SplitPolicy, MAX_HELD_REPORTS,
-    MAX_PATHS,
+    SenderSession, SessionConfig, SessionEvent, SessionSendError, SplitPolicy, DOWN_PATH_PROBE,
+    MAX_HELD_REPORTS, MAX_PATHS,
 };
 
 /// Bytes of the session header in front of every datagram: the sequence

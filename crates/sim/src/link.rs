@@ -69,6 +69,9 @@ pub struct LinkConfig {
     /// From this moment on (`.0`), the propagation delay is `.1` (a route
     /// change).
     pub delay_change: Option<(Instant, Duration)>,
+    /// From `.0` until `.1` the link is cut: every packet that finishes
+    /// serialisation then is lost on the channel.
+    pub outage: Option<(Instant, Instant)>,
 }
 
 /// A link description that cannot work.
@@ -172,6 +175,7 @@ pub struct LinkDirection<P> {
     capacity: Capacity,
     delay: Duration,
     delay_change: Option<(Instant, Duration)>,
+    outage: Option<(Instant, Instant)>,
     overhead_bytes: u32,
     queue: Queue<P>,
     loss: LossModel,
@@ -223,6 +227,7 @@ impl<P: SimPacket> LinkDirection<P> {
             capacity: config.capacity,
             delay: config.delay,
             delay_change: config.delay_change,
+            outage: config.outage,
             overhead_bytes: config.overhead_bytes,
             queue: Queue::new(config.queue, now)?,
             loss: config.loss.build()?,
@@ -706,7 +711,13 @@ impl<P: SimPacket> LinkDirection<P> {
         self.stats.packets_sent += 1;
         self.stats.wire_bytes_sent += self.wire_bytes(&service.packet);
         self.stats.busy_time += finish.saturating_duration_since(service.started);
-        if self.loss.lose(&mut self.loss_rng) {
+        // The channel draws whether cut or not, so that a cut leaves the
+        // rest of the run's draws as they were.
+        let lost = self.loss.lose(&mut self.loss_rng);
+        let cut = self
+            .outage
+            .is_some_and(|(from, until)| finish >= from && finish < until);
+        if lost || cut {
             self.stats.channel_losses += 1;
             if let Some(lost) = &mut self.lost {
                 lost.push(service.packet);

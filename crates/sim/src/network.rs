@@ -89,6 +89,9 @@ pub struct Packet {
     /// Whether it travels from the flow's `from` to its `to` (data) rather
     /// than back (acknowledgments).
     pub toward_receiver: bool,
+    /// Which of its flow's paths it takes: 0, or for a bonded flow
+    /// (`via`, issue 19) the index of the path its connection runs on.
+    pub path: u8,
     /// When its host handed it to the network.
     pub sent_at: Instant,
     /// The ECN field of its IP header (RFC 3168 §5): set by the sending
@@ -252,6 +255,10 @@ impl Network {
                     capacity,
                     delay: link.delay,
                     delay_change: link.delay_change.map(|c| (Instant::ZERO + c.at, c.delay)),
+                    outage: link.outage.map(|o| {
+                        let from = Instant::ZERO + o.at;
+                        (from, from + o.length)
+                    }),
                     overhead_bytes: u32::try_from(link.overhead.get()).unwrap_or(u32::MAX),
                     queue,
                     loss: link.loss,
@@ -454,6 +461,7 @@ mod tests {
             id: 0,
             flow: 0,
             toward_receiver: true,
+            path: 0,
             sent_at: Instant::ZERO,
             ecn: Ecn::NotEct,
             class: TrafficClass::Default,
@@ -473,6 +481,7 @@ mod tests {
             id: 0,
             flow: 3,
             toward_receiver: true,
+            path: 0,
             sent_at: Instant::ZERO,
             ecn: Ecn::Ect0,
             class: TrafficClass::Default,
@@ -489,6 +498,7 @@ mod tests {
         assert_ne!(a.flow_key(), b.flow_key());
         let back = Packet {
             toward_receiver: false,
+            path: 0,
             ..a.clone()
         };
         assert_ne!(a.flow_key(), back.flow_key());

@@ -69,8 +69,8 @@ use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
 pub use summary::{
     ArqOutcome, BodOutcome, BodPoolOutcome, BufferOutcome, ConnectionsShare, FlowSummary,
-    LinkSummary, MediaOutcome, PacketAccounting, RateStats, Summary, TddOutcome, VoiceOutcome,
-    WebOutcome,
+    LinkSummary, MediaOutcome, PacketAccounting, PathOutcome, RateStats, Summary, TddOutcome,
+    VoiceOutcome, WebOutcome,
 };
 
 /// What a media flow leaves for `--out`.
@@ -209,19 +209,17 @@ impl Simulation {
             let no_route = || SimError::NoRoute {
                 flow: flow.name.clone(),
             };
-            let forward = scenario.route(flow.from, flow.to).ok_or_else(no_route)?;
-            let reverse = scenario.route(flow.to, flow.from).ok_or_else(no_route)?;
-            if forward.is_empty() || reverse.is_empty() {
+            let paths = scenario.paths(flow).ok_or_else(no_route)?;
+            if paths.iter().flatten().any(Vec::is_empty) {
                 return Err(no_route());
             }
-            flows.push(FlowState::new(
-                flow,
-                index,
-                seed,
-                end,
-                forward.to_vec(),
-                reverse.to_vec(),
-            )?);
+            let via = flow
+                .via
+                .iter()
+                .filter_map(|node| scenario.nodes().get(node.0))
+                .map(|node| node.name.clone())
+                .collect();
+            flows.push(FlowState::new(flow, index, seed, end, paths, via)?);
         }
         // The legs of each proxy share its buffer.
         for index in 0..flows.len() {
@@ -264,6 +262,7 @@ impl Simulation {
                 .iter()
                 .map(|f| FlowSeries {
                     name: f.name.clone(),
+                    via: f.via.clone(),
                     rows: Vec::new(),
                 })
                 .collect(),
@@ -480,7 +479,7 @@ impl Simulation {
         }
         for delivery in deliveries.drain(..) {
             let hop = self.flows.get(delivery.packet.flow).and_then(|flow| {
-                flow.route(delivery.packet.toward_receiver)
+                flow.route(delivery.packet.toward_receiver, delivery.packet.path)
                     .iter()
                     .position(|h| h.link.0 == link && direction_index(h.direction) == direction)
             });
@@ -508,7 +507,11 @@ impl Simulation {
         let Some(flow) = self.flows.get_mut(packet.flow) else {
             return;
         };
-        if let Some(next) = flow.route(packet.toward_receiver).get(hop + 1).copied() {
+        if let Some(next) = flow
+            .route(packet.toward_receiver, packet.path)
+            .get(hop + 1)
+            .copied()
+        {
             self.offer(now, next, packet);
             return;
         }
@@ -539,11 +542,10 @@ impl Simulation {
     /// `out` (emptied) becomes the scratch buffer again.
     fn send_all(&mut self, now: Instant, index: usize, mut out: Vec<(bool, Body)>) {
         for (toward_receiver, body) in out.drain(..) {
-            let Some(first) = self
-                .flows
-                .get(index)
-                .and_then(|f| f.route(toward_receiver).first().copied())
-            else {
+            let Some((path, first)) = self.flows.get(index).and_then(|f| {
+                let path = f.path_of(toward_receiver, &body);
+                Some((path, f.route(toward_receiver, path).first().copied()?))
+            }) else {
                 continue;
             };
             let ecn = self
@@ -555,6 +557,7 @@ impl Simulation {
                 id: self.next_packet_id,
                 flow: index,
                 toward_receiver,
+                path,
                 sent_at: now,
                 ecn,
                 class,

@@ -63,7 +63,12 @@
 //! A DCCP flow may carry video: `media = { source = "generated" | "clip.264"
 //! | "trace.st", fps, frames, gop, bitrate, slice_max, width, height, mode,
 //! startup_delay, fec = { n, k } }` ([`MediaConfig`]). A link may change its
-//! delay once: `delay_change = { at = "60s", delay = "75ms" }`. A link may be
+//! delay once: `delay_change = { at = "60s", delay = "75ms" }`, and be cut
+//! for a while: `outage = { at = "30s", length = "5s" }` ([`Outage`]). A
+//! DCCP flow may bond several paths (issue 19): `via = ["bs1", "bs2"]`
+//! sends its connections through each of those nodes, each path with its
+//! own connection count, and `shared_bottleneck = true` declares that
+//! they share one bottleneck ([`Flow::via`]). A link may be
 //! a WiMAX TDD air interface from a station to its base station (`tdd = {
 //! cell, frame, dl_ul, dl_overhead, ul_overhead, grant_lag }`, its `rate` the
 //! PHY rate; [`Capacity::Tdd`]), and a media flow may carry a synthetic video
@@ -75,7 +80,9 @@
 //! defaults documented on [`QueueConfig::Red`] and [`Transport::TcpNewReno`].
 //!
 //! Routing is static: [`Scenario::route`] gives the shortest path by hop count
-//! between the endpoints of every flow (see [`Hop`]).
+//! between the endpoints of every flow (see [`Hop`]), and
+//! [`Scenario::paths`] a bonded flow's path through each of its `via`
+//! nodes.
 
 mod bod;
 mod copies;
@@ -190,6 +197,20 @@ pub struct Link {
     /// A route change: from `at` on, the propagation delay is `delay`
     /// (`delay_change = { at = "60s", delay = "75ms" }`), both directions.
     pub delay_change: Option<DelayChange>,
+    /// A cut (`outage = { at = "30s", length = "5s" }`), both directions:
+    /// every packet that finishes serialisation in it is lost, as if the
+    /// link went dark (issue 19's path failure). The channel's loss process
+    /// runs on underneath, so the rest of the run draws as without it.
+    pub outage: Option<Outage>,
+}
+
+/// A time a link carries nothing (`outage = { at, length }`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outage {
+    /// When it starts, from the start of the run.
+    pub at: Duration,
+    /// How long it lasts.
+    pub length: Duration,
 }
 
 /// The delay of a link from a moment on (a route change).
@@ -348,6 +369,16 @@ pub struct Flow {
     /// One leg of a media flow split by a proxy node (`proxy = { … }`);
     /// `None` for other flows.
     pub relay: Option<RelayRole>,
+    /// A bonded flow's paths (`via = ["bs1", "bs2"]`, issue 19): path i
+    /// goes from `from` to `via[i]` and on to `to` (and back the same
+    /// way), each the shortest route; each path has its own connections
+    /// and connection count, as `fairstream send` with `paths=` has on
+    /// real sockets. Empty: one path, the shortest route.
+    pub via: Vec<NodeId>,
+    /// `shared_bottleneck = true`: a bonded flow's paths are declared to
+    /// share one bottleneck, so the session is no more aggressive over all
+    /// of them than over one (`SessionConfig::shared`). Default false.
+    pub shared_bottleneck: bool,
 }
 
 /// A leg of a media flow through a proxy node (paper 003 §3.2): the
@@ -785,5 +816,31 @@ impl Scenario {
     /// `None` for pairs no flow uses.
     pub fn route(&self, from: NodeId, to: NodeId) -> Option<&[Hop]> {
         self.routes.get(&(from, to)).map(Vec::as_slice)
+    }
+
+    /// Each path of `flow`, as its route toward the receiver and back: the
+    /// shortest route, or for a bonded flow one path through each of its
+    /// `via` nodes. `None` when a route is missing (a flow of another
+    /// scenario).
+    pub fn paths(&self, flow: &Flow) -> Option<Vec<[Vec<Hop>; 2]>> {
+        let joined = |a: NodeId, via: NodeId, b: NodeId| -> Option<Vec<Hop>> {
+            let mut hops = self.route(a, via)?.to_vec();
+            hops.extend_from_slice(self.route(via, b)?);
+            Some(hops)
+        };
+        if flow.via.is_empty() {
+            let forward = self.route(flow.from, flow.to)?.to_vec();
+            let reverse = self.route(flow.to, flow.from)?.to_vec();
+            return Some(vec![[forward, reverse]]);
+        }
+        flow.via
+            .iter()
+            .map(|&via| {
+                Some([
+                    joined(flow.from, via, flow.to)?,
+                    joined(flow.to, via, flow.from)?,
+                ])
+            })
+            .collect()
     }
 }

@@ -50,6 +50,7 @@ fn link(queue: QueueConfig) -> LinkDirection<Pkt> {
         queue,
         loss: LossConfig::None,
         delay_change: None,
+        outage: None,
     };
     let mut link = LinkDirection::new(config, SimRng::new(1), Instant::ZERO).unwrap();
     link.keep_dropped_packets();

@@ -40,6 +40,7 @@ fn terminal(bod: BodConfig, delay: Duration, queue: usize) -> LinkDirection<Pkt>
         },
         loss: LossConfig::None,
         delay_change: None,
+        outage: None,
     };
     LinkDirection::with_bandwidth_on_demand(config, bod, SimRng::new(1), Instant::ZERO).unwrap()
 }

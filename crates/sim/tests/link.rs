@@ -46,6 +46,7 @@ fn fixed(bytes_per_sec: f64, delay_ms: u64, overhead: u32, queue: usize) -> Link
         queue: drop_tail(queue),
         loss: LossConfig::None,
         delay_change: None,
+        outage: None,
     }
 }
 
@@ -57,6 +58,7 @@ fn traced(trace: Trace, overhead: u32, queue: usize) -> LinkConfig {
         queue: drop_tail(queue),
         loss: LossConfig::None,
         delay_change: None,
+        outage: None,
     }
 }
 
@@ -251,6 +253,7 @@ fn lossy(seed: u64) -> (LinkDirection<Pkt>, Vec<Delivery<Pkt>>) {
         queue: QueueConfig::red(5.0, 15.0, 0.1, Limit::Packets(30)),
         loss: LossConfig::PAPER_000,
         delay_change: None,
+        outage: None,
     };
     let mut link =
         LinkDirection::new(config, SimRng::for_element(seed, "link:bs-client"), ms(0)).unwrap();
@@ -333,6 +336,7 @@ proptest! {
             queue,
             loss: LossConfig::Bernoulli { p: 0.1 },
             delay_change: None,
+            outage: None,
         };
         let mut link = LinkDirection::new(config, SimRng::new(seed), ms(0)).unwrap();
         let mut now = ms(0);
@@ -388,6 +392,7 @@ fn lost_packets_are_kept_only_on_request() {
         queue: drop_tail(1000),
         loss: LossConfig::Bernoulli { p: 0.2 },
         delay_change: None,
+        outage: None,
     };
     let mut kept = LinkDirection::new(config(), SimRng::new(3), ms(0)).unwrap();
     kept.keep_lost_packets();

@@ -58,6 +58,7 @@ fn station(
         queue,
         loss,
         delay_change: None,
+        outage: None,
     };
     LinkDirection::with_tdd(
         link,

@@ -400,6 +400,25 @@ impl Connection {
         self.tx.as_ref().and_then(SenderCcid::tfrc)
     }
 
+    /// Holds this connection's retransmission backoff (of Requests, Closes
+    /// and feature negotiation) at `max` or below. A bonded session does
+    /// this to the connection that probes a path gone down, while its other
+    /// paths show that the receiver is alive, so that the path is back
+    /// within about `max` of answering again (RFC 4340 §8.1.1 asks for a
+    /// backoff to at most 64 s; its concern, load on a server that does not
+    /// answer, is one Request of some 50 bytes per `max` here).
+    pub fn cap_retransmit_interval(&mut self, now: Instant, max: Duration) {
+        let max = self.config.max_retransmit_interval.min(max);
+        self.config.max_retransmit_interval = max;
+        self.retransmit_interval = self.retransmit_interval.min(max);
+        self.feature_interval = self.feature_interval.min(max);
+        for timer in [Timer::Retransmit, Timer::FeatureRetransmit] {
+            if self.timers.get(timer).is_some_and(|at| at > now + max) {
+                self.timers.set(timer, Some(now + max));
+            }
+        }
+    }
+
     /// Makes this connection's TFRC sender (CCID 3, 4 or the experimental
     /// MulTFRC CCID) send at the rate of `n` TFRC flows (the MulTFRC
     /// equation with a fractional n); no effect on CCID 2. Returns whether a

@@ -98,6 +98,11 @@ pub struct SessionConfig {
 /// The most paths one session bonds.
 pub const MAX_PATHS: usize = 8;
 
+/// The longest a bonded session waits between two Requests on a path that
+/// is down while another is up: the path is back within about this of
+/// answering again.
+pub const DOWN_PATH_PROBE: Duration = Duration::from_secs(1);
+
 /// The least silence after data that makes a bonded session's connection
 /// suspect (it gets no new data while others answer).
 const SUSPECT_AFTER_MIN: Duration = Duration::from_millis(150);
@@ -815,7 +820,7 @@ impl SenderSession {
                 .push_back(SessionEvent::ConnectionsChanged { open });
         }
         if self.paths.len() > 1 {
-            self.watch_paths();
+            self.watch_paths(now);
             self.share_bottlenecks();
         }
         for path in 0..self.paths.len() {
@@ -915,8 +920,9 @@ impl SenderSession {
     }
 
     /// Notes the paths that went down (no open connection left after they
-    /// had one) and came back.
-    fn watch_paths(&mut self) {
+    /// had one) and came back; a path down is probed at least every
+    /// [`DOWN_PATH_PROBE`] while another path is up.
+    fn watch_paths(&mut self, now: Instant) {
         for path in 0..self.paths.len() {
             let open = self.conns.iter().any(|c| {
                 c.path == path
@@ -935,6 +941,15 @@ impl SenderSession {
             } else if state.opened && !state.down && !self.closed {
                 state.down = true;
                 self.events.push_back(SessionEvent::PathDown { path });
+            }
+        }
+        let down = |p: usize| self.paths.get(p).is_some_and(|p| p.down);
+        if (0..self.paths.len()).all(down) {
+            return;
+        }
+        for c in self.conns.iter().filter(|c| down(c.path)) {
+            if let Some(conn) = self.endpoint.connection_mut(c.id) {
+                conn.cap_retransmit_interval(now, DOWN_PATH_PROBE);
             }
         }
     }

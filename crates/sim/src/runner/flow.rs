@@ -109,6 +109,8 @@ pub(super) struct FlowStats {
     pub(super) delay_samples: u64,
     /// `bytes_received` per [`SERIES_BIN`] from time zero.
     pub(super) bins: Vec<u64>,
+    /// A bonded flow: `bins` per path (empty for other flows).
+    pub(super) path_bins: Vec<Vec<u64>>,
     /// A multi-connection flow: per connection count (index 0 is one
     /// connection), the series intervals that ended with that many open and
     /// the data packets sent and lost in them. At most one element per
@@ -135,8 +137,11 @@ pub(super) struct FlowState {
     pub(super) start: Instant,
     /// Its `stop`, or the end of the run.
     pub(super) stop: Instant,
-    pub(super) forward: Vec<Hop>,
-    pub(super) reverse: Vec<Hop>,
+    /// Per path (one, or a bonded flow's), the route toward the receiver
+    /// and the route back.
+    routes: Vec<[Vec<Hop>; 2]>,
+    /// A bonded flow's `via` nodes by name, one a path; empty otherwise.
+    pub(super) via: Vec<String>,
     pub(super) endpoints: Endpoints,
     /// The pending `FlowWake` the runner scheduled, if any.
     pub(super) wake_at: Option<Instant>,
@@ -156,8 +161,8 @@ impl FlowState {
         index: usize,
         seed: u64,
         end: Instant,
-        forward: Vec<Hop>,
-        reverse: Vec<Hop>,
+        routes: Vec<[Vec<Hop>; 2]>,
+        via: Vec<String>,
     ) -> Result<FlowState, SimError> {
         let start = Instant::ZERO + flow.start + start_jitter(flow, index, seed);
         let stop = flow
@@ -346,6 +351,7 @@ impl FlowState {
                 source,
                 SimRng::for_element(seed, &format!("flow:{index}:session")),
                 start,
+                (routes.len(), flow.shared_bottleneck),
             )
             .map_err(|reason| SimError::Session {
                 flow: flow.name.clone(),
@@ -423,8 +429,8 @@ impl FlowState {
             class: flow.class,
             start,
             stop,
-            forward,
-            reverse,
+            routes,
+            via,
             endpoints,
             wake_at: None,
             stats: FlowStats::default(),
@@ -460,12 +466,31 @@ impl FlowState {
         self.proxy_buffer.as_ref().map(SharedRelay::figures)
     }
 
-    /// The route a packet of this flow follows.
-    pub(super) fn route(&self, toward_receiver: bool) -> &[Hop] {
-        if toward_receiver {
-            &self.forward
-        } else {
-            &self.reverse
+    /// The route a packet of this flow follows on path `path` (`[]` for a
+    /// path the flow does not have).
+    pub(super) fn route(&self, toward_receiver: bool, path: u8) -> &[Hop] {
+        self.routes
+            .get(usize::from(path))
+            .map_or(
+                &[],
+                |[forward, reverse]| {
+                    if toward_receiver {
+                        forward
+                    } else {
+                        reverse
+                    }
+                },
+            )
+    }
+
+    /// The path `body`, sent by this flow's sender (`toward_receiver`) or
+    /// receiver, takes: its connection's, for a bonded flow; 0 otherwise.
+    pub(super) fn path_of(&self, toward_receiver: bool, body: &Body) -> u8 {
+        match (&self.endpoints, body) {
+            (Endpoints::Session(session), Body::Dccp { bytes, .. }) if self.routes.len() > 1 => {
+                session.path_of(toward_receiver, bytes)
+            }
+            _ => 0,
         }
     }
 
@@ -602,7 +627,7 @@ impl FlowState {
                 Body::Dccp { payload_len, .. } => u64::from(*payload_len),
                 Body::TcpAck(_) | Body::WebAck { .. } => 0,
             };
-            self.record_data(now, packet.sent_at, bytes);
+            self.record_data(now, packet.sent_at, bytes, packet.path);
             if let (Endpoints::Tcp(tcp), Body::TcpSegment(segment)) =
                 (&mut self.endpoints, &packet.body)
             {
@@ -624,7 +649,7 @@ impl FlowState {
                     dccp.on_data_side(now, bytes, packet.ecn);
                 }
                 (Endpoints::Session(session), Body::Dccp { bytes, .. }) => {
-                    session.on_data_side(now, bytes, packet.ecn);
+                    session.on_data_side(now, bytes, packet.ecn, packet.path);
                 }
                 _ => {}
             }
@@ -635,7 +660,7 @@ impl FlowState {
         } else if let (Endpoints::Session(session), Body::Dccp { bytes, .. }) =
             (&mut self.endpoints, &packet.body)
         {
-            session.on_feedback_side(now, bytes, packet.ecn, now < self.stop);
+            session.on_feedback_side(now, bytes, packet.ecn, packet.path, now < self.stop);
         } else if let (Endpoints::Web(web), Body::WebAck { transfer, ack }) =
             (&mut self.endpoints, &packet.body)
         {
@@ -653,17 +678,20 @@ impl FlowState {
         self.service(now, out);
     }
 
-    fn record_data(&mut self, now: Instant, sent_at: Instant, bytes: u64) {
+    fn record_data(&mut self, now: Instant, sent_at: Instant, bytes: u64, path: u8) {
         let stats = &mut self.stats;
         stats.bytes_received += bytes;
         stats.delay_sum_s += now.saturating_duration_since(sent_at).as_secs_f64();
         stats.delay_samples += 1;
         let bin = (now.as_nanos() / SERIES_BIN.as_nanos() as u64) as usize;
-        if stats.bins.len() <= bin {
-            stats.bins.resize(bin + 1, 0);
-        }
-        if let Some(slot) = stats.bins.get_mut(bin) {
-            *slot += bytes;
+        add_to_bin(&mut stats.bins, bin, bytes);
+        if self.routes.len() > 1 {
+            if stats.path_bins.len() < self.routes.len() {
+                stats.path_bins.resize(self.routes.len(), Vec::new());
+            }
+            if let Some(bins) = stats.path_bins.get_mut(usize::from(path)) {
+                add_to_bin(bins, bin, bytes);
+            }
         }
     }
 
@@ -723,6 +751,15 @@ impl FlowState {
                 .map(|app| app.receiver().occupancy().as_secs_f64()),
             enhancement_share: self.layered().map(LayeredApp::schedule_share),
             proxy_buffer_bytes: self.proxy_figures().map(|f| f.bytes as f64),
+            path_throughput_bps: (0..self.via.len())
+                .map(|path| {
+                    let bytes = bin
+                        .and_then(|b| self.stats.path_bins.get(path)?.get(b))
+                        .copied()
+                        .unwrap_or(0);
+                    bytes as f64 * 8.0 / interval_s
+                })
+                .collect(),
         }
     }
 
@@ -938,4 +975,14 @@ fn start_jitter(flow: &Flow, index: usize, seed: u64) -> Duration {
     }
     let mut rng = SimRng::for_element(seed, &format!("flow:{index}:start"));
     flow.start_jitter.mul_f64(rng.next_f64())
+}
+
+/// Adds `bytes` to `bins[bin]`, growing `bins` to reach it.
+fn add_to_bin(bins: &mut Vec<u64>, bin: usize, bytes: u64) {
+    if bins.len() <= bin {
+        bins.resize(bin + 1, 0);
+    }
+    if let Some(slot) = bins.get_mut(bin) {
+        *slot += bytes;
+    }
 }

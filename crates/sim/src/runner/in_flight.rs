@@ -65,6 +65,7 @@ mod tests {
             id,
             flow: 0,
             toward_receiver: true,
+            path: 0,
             sent_at: Instant::ZERO,
             ecn: Ecn::NotEct,
             class: TrafficClass::Default,

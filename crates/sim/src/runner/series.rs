@@ -45,6 +45,10 @@ pub struct FlowSample {
     /// The downstream leg of a proxied flow: bytes the proxy's buffer held
     /// at `time_s` (paper 003's y).
     pub proxy_buffer_bytes: Option<f64>,
+    /// A bonded flow (`via`): `throughput_bps` of each path, in the order
+    /// of its `via`; empty for other flows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path_throughput_bps: Vec<f64>,
 }
 
 /// One row of a link direction's series.
@@ -71,6 +75,10 @@ pub struct LinkSample {
 pub struct FlowSeries {
     /// The flow's name.
     pub name: String,
+    /// A bonded flow's `via` nodes, one a path (the CSV names its
+    /// per-path columns after them); empty for other flows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
     /// Its rows, in time order.
     pub rows: Vec<FlowSample>,
 }
@@ -101,14 +109,19 @@ fn field(value: Option<f64>) -> String {
 }
 
 impl FlowSeries {
-    /// Writes the rows as CSV with a header line.
+    /// Writes the rows as CSV with a header line; a bonded flow's rows end
+    /// with one `throughput_bps_via_NODE` column per path.
     pub fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
-        writeln!(
+        write!(
             out,
             "time_s,throughput_bps,allowed_rate_bps,rtt_s,loss_event_rate,connections,packets_sent,packets_lost,buffer_s,enhancement_share,proxy_buffer_bytes"
         )?;
+        for node in &self.via {
+            write!(out, ",throughput_bps_via_{node}")?;
+        }
+        writeln!(out)?;
         for row in &self.rows {
-            writeln!(
+            write!(
                 out,
                 "{},{},{},{},{},{},{},{},{},{},{}",
                 row.time_s,
@@ -123,6 +136,14 @@ impl FlowSeries {
                 field(row.enhancement_share),
                 field(row.proxy_buffer_bytes)
             )?;
+            for path in 0..self.via.len() {
+                write!(
+                    out,
+                    ",{}",
+                    row.path_throughput_bps.get(path).unwrap_or(&0.0)
+                )?;
+            }
+            writeln!(out)?;
         }
         Ok(())
     }
@@ -169,6 +190,7 @@ mod tests {
     fn csv_rows_leave_missing_values_empty() {
         let series = FlowSeries {
             name: "f".into(),
+            via: Vec::new(),
             rows: vec![FlowSample {
                 time_s: 0.1,
                 throughput_bps: 1.5e6,
@@ -181,6 +203,7 @@ mod tests {
                 buffer_s: Some(1.5),
                 enhancement_share: None,
                 proxy_buffer_bytes: None,
+                path_throughput_bps: Vec::new(),
             }],
         };
         let mut out = Vec::new();

@@ -6,11 +6,13 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
-use fairstream_proto::conn::{Ccid, ChecksumMode, ConnectionConfig, DATA_PACKET_OVERHEAD};
+use fairstream_proto::conn::{
+    Ccid, ChecksumMode, ConnectionConfig, ConnectionId, DATA_PACKET_OVERHEAD,
+};
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{
-    ArqConfig, ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SESSION_FEC_TAG_BYTES,
-    SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
+    ArqConfig, ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SessionEvent,
+    SESSION_FEC_TAG_BYTES, SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
 use fairstream_proto::units::Rate;
@@ -43,6 +45,8 @@ pub(super) struct SessionStats {
     /// their TFRC receivers started (over all connections).
     pub(super) data_packets_received: u64,
     pub(super) loss_events: u64,
+    /// A bonded flow, per path: when it went down and when it came back.
+    pub(super) path_changes: Vec<(Vec<Instant>, Vec<Instant>)>,
 }
 
 /// Both sessions of a flow and its application.
@@ -65,6 +69,10 @@ pub(super) struct SessionEnds {
     /// Per receiving connection, the start of its TFRC receiver's open loss
     /// interval (to count new loss events).
     open_intervals: std::collections::BTreeMap<u16, u64>,
+    /// A bonded flow: per sending connection's port, the path its packets
+    /// arrive on, which the receiver's answers take back (as `fairstream
+    /// recv` answers each connection at the address it hears it from).
+    reply_paths: std::collections::BTreeMap<u16, u8>,
     pub(super) stats: SessionStats,
 }
 
@@ -84,6 +92,7 @@ impl SessionEnds {
         source: Source,
         mut rng: SimRng,
         start: Instant,
+        (paths, shared_bottleneck): (usize, bool),
     ) -> Result<SessionEnds, String> {
         // The aggregate and the adaptive default run the experimental CCID
         // 248: its receiver reports j (option 196) and its CE marks (option
@@ -185,6 +194,13 @@ impl SessionEnds {
                 enabled: media.is_some_and(|m| m.arq),
                 ..ArqConfig::default()
             },
+            paths,
+            // Declared shared: all paths are one group.
+            shared: if shared_bottleneck {
+                vec![Some(0); paths]
+            } else {
+                Vec::new()
+            },
             ..SessionConfig::default()
         };
         let sender = SenderSession::new(config, start).map_err(|e| e.to_string())?;
@@ -215,6 +231,7 @@ impl SessionEnds {
             closing: false,
             fed: 0,
             open_intervals: std::collections::BTreeMap::new(),
+            reply_paths: std::collections::BTreeMap::new(),
             stats: SessionStats::default(),
         })
     }
@@ -253,7 +270,13 @@ impl SessionEnds {
         while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
             out.push((false, body(&self.buf, transmit.ecn)));
         }
-        while self.sender.poll_event().is_some() {}
+        while let Some(event) = self.sender.poll_event() {
+            match event {
+                SessionEvent::PathDown { path } => self.path_changes(path).0.push(now),
+                SessionEvent::PathUp { path } => self.path_changes(path).1.push(now),
+                _ => {}
+            }
+        }
         self.read(now);
     }
 
@@ -335,9 +358,42 @@ impl SessionEnds {
         }
     }
 
-    /// A packet from the sender reached the receiver's host with the ECN
-    /// codepoint `ecn`.
-    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
+    /// When path `path` went down and when it came back, so far.
+    fn path_changes(&mut self, path: usize) -> &mut (Vec<Instant>, Vec<Instant>) {
+        if self.stats.path_changes.len() <= path {
+            self.stats.path_changes.resize(path + 1, Default::default());
+        }
+        &mut self.stats.path_changes[path]
+    }
+
+    /// The path a datagram takes: the sender's connection's, or for the
+    /// receiver's answer the path its connection's packets arrive on.
+    pub(super) fn path_of(&self, toward_receiver: bool, bytes: &[u8]) -> u8 {
+        let Some((src, dst)) = fairstream_proto::wire::dccp::peek_ports(bytes) else {
+            return 0;
+        };
+        if toward_receiver {
+            let id = ConnectionId {
+                local_port: src,
+                remote_port: dst,
+            };
+            self.sender
+                .path_of(id)
+                .and_then(|path| u8::try_from(path).ok())
+                .unwrap_or(0)
+        } else {
+            self.reply_paths.get(&dst).copied().unwrap_or(0)
+        }
+    }
+
+    /// A packet from the sender reached the receiver's host on path `path`
+    /// with the ECN codepoint `ecn`.
+    pub(super) fn on_data_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn, path: u8) {
+        if self.sender.paths() > 1 {
+            if let Some((src, _)) = fairstream_proto::wire::dccp::peek_ports(bytes) {
+                self.reply_paths.insert(src, path);
+            }
+        }
         let iss = self.rng.next_u64();
         self.receiver.handle_datagram_ecn(now, bytes, ecn, iss);
         let endpoint = self.receiver.endpoint();
@@ -359,9 +415,17 @@ impl SessionEnds {
         self.stats.data_packets_received = self.stats.data_packets_received.max(received);
     }
 
-    /// A packet from the receiver reached the sender's host.
-    pub(super) fn on_feedback_side(&mut self, now: Instant, bytes: &[u8], ecn: Ecn, sample: bool) {
-        self.sender.handle_datagram_ecn(now, bytes, ecn);
+    /// A packet from the receiver reached the sender's host on path `path`.
+    pub(super) fn on_feedback_side(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        ecn: Ecn,
+        path: u8,
+        sample: bool,
+    ) {
+        self.sender
+            .handle_datagram_on(now, usize::from(path), bytes, ecn);
         if sample {
             let endpoint = self.sender.endpoint();
             let mut count = 0usize;
@@ -441,7 +505,11 @@ impl SessionEnds {
     /// for the aggregate).
     pub(super) fn connection_count(&self) -> f64 {
         if self.sender.counter().is_fractional() {
-            self.sender.counter().n()
+            // A bonded flow's paths each have their own count.
+            (0..self.sender.paths())
+                .filter_map(|path| self.sender.path_counter(path))
+                .map(|counter| counter.n())
+                .sum()
         } else {
             self.sender.open_connections() as f64
         }

@@ -132,6 +132,10 @@ pub struct FlowSummary {
     /// The longest a datagram waited in the reorder buffer, seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_delay_max_s: Option<f64>,
+    /// A bonded flow (`via`), per path in the order of its `via`: what it
+    /// carried and whether it went down. Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<PathOutcome>>,
     /// A session flow's retransmissions and failovers (`arq`). Absent for
     /// other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -295,6 +299,24 @@ pub struct ConnectionsShare {
     pub burst_sd: Option<f64>,
     /// The longest.
     pub burst_max: Option<u64>,
+}
+
+/// One path of a bonded flow (issue 19).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PathOutcome {
+    /// The node it goes through (its `via`).
+    pub via: String,
+    /// Payload bits of the flow's data packets that arrived on it, per
+    /// second of the flow's active time.
+    pub throughput_bps: f64,
+    /// Its share of the flow's `throughput_bps`; `null` when nothing
+    /// arrived.
+    pub share: Option<f64>,
+    /// When the sender found it dead (no connection of it answering) and
+    /// moved its data to the others, seconds from the start of the run.
+    pub down_at_s: Vec<f64>,
+    /// When it answered again after that, seconds.
+    pub up_at_s: Vec<f64>,
 }
 
 /// What retransmission did in a session flow.
@@ -473,6 +495,31 @@ pub(super) fn flow_summary(
         reorder_delay_max_s: flow
             .session()
             .map(|s| s.receiver().stats().reorder.max_delay.as_secs_f64()),
+        paths: flow.session().filter(|_| !flow.via.is_empty()).map(|s| {
+            flow.via
+                .iter()
+                .enumerate()
+                .map(|(path, via)| {
+                    let bytes: u64 = stats.path_bins.get(path).map_or(0, |b| b.iter().sum());
+                    let seconds = |times: &[Instant]| -> Vec<f64> {
+                        times.iter().map(|t| t.as_secs_f64()).collect()
+                    };
+                    let (down_at_s, up_at_s) = s
+                        .stats
+                        .path_changes
+                        .get(path)
+                        .map(|(down, up)| (seconds(down), seconds(up)))
+                        .unwrap_or_default();
+                    PathOutcome {
+                        via: via.clone(),
+                        throughput_bps: per_second(bytes),
+                        share: ratio(bytes, stats.bytes_received),
+                        down_at_s,
+                        up_at_s,
+                    }
+                })
+                .collect()
+        }),
         arq: flow.session().map(|s| {
             let received = s.receiver().stats().arq;
             let sent = s.sender().arq_stats();

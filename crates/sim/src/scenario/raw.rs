@@ -49,6 +49,8 @@ pub(crate) struct RawLink {
     pub(crate) queue: Option<Spanned<RawTable>>,
     pub(crate) loss: Option<Spanned<RawTable>>,
     pub(crate) delay_change: Option<Spanned<RawTable>>,
+    /// A cut of the link (`outage = { at, length }`).
+    pub(crate) outage: Option<Spanned<RawTable>>,
     /// A bandwidth-on-demand forward direction (`bod = { … }`).
     pub(crate) bod: Option<Spanned<RawTable>>,
     /// A WiMAX TDD station's air interface (`tdd = { … }`).
@@ -79,6 +81,12 @@ pub(crate) struct RawFlow {
     pub(crate) start_jitter: Option<Spanned<String>>,
     /// A proxy node splitting a media flow (`proxy = { at = ... }`).
     pub(crate) proxy: Option<Spanned<RawProxy>>,
+    /// The paths of a bonded flow (issue 19): one node each path goes
+    /// through (`via = ["bs1", "bs2"]`).
+    pub(crate) via: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Whether a bonded flow's paths are declared to share one bottleneck
+    /// (`shared_bottleneck = true`).
+    pub(crate) shared_bottleneck: Option<Spanned<bool>>,
 }
 
 /// `proxy = { at, transport, buffer }` of a `[[flow]]`.

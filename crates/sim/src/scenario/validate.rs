@@ -17,9 +17,9 @@ use crate::queue::UnknownTrafficClass;
 
 use super::{
     Capacity, Controller, DelayChange, Flow, Link, LossModel, MediaConfig, MediaSourceConfig,
-    MultiConnection, Node, NodeId, QueueConfig, RunConfig, Scenario, SendMode, StartupDelaySetting,
-    TrafficClass, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD, DEFAULT_PACKET_SIZE,
-    DEFAULT_QUEUE_PACKETS, DEFAULT_SEED,
+    MultiConnection, Node, NodeId, Outage, QueueConfig, RunConfig, Scenario, SendMode,
+    StartupDelaySetting, TrafficClass, Transport, DEFAULT_FPS, DEFAULT_OVERHEAD,
+    DEFAULT_PACKET_SIZE, DEFAULT_QUEUE_PACKETS, DEFAULT_SEED,
 };
 
 /// Parses and validates a whole scenario.
@@ -135,7 +135,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
                     source,
                     (index, flow_raw.get_ref()),
                     flow,
-                    (&nodes, &mut router),
+                    (&nodes, &links, &mut router),
                     (&mut flows, &mut flow_names),
                     &mut routes,
                 )?;
@@ -158,7 +158,7 @@ fn add_flow(
     source: Source<'_>,
     (index, flow_raw): (usize, &RawFlow),
     flow: Flow,
-    (nodes, router): (&[Node], &mut Router),
+    (nodes, links, router): (&[Node], &[Link], &mut Router),
     (flows, names): (&mut Vec<Flow>, &mut BTreeSet<String>),
     routes: &mut BTreeMap<(NodeId, NodeId), Vec<super::Hop>>,
 ) -> Result<(), ScenarioError> {
@@ -171,7 +171,16 @@ fn add_flow(
                 format!("duplicate flow name \"{}\"", flow.name),
             ));
         }
-        for (from, to) in [(flow.from, flow.to), (flow.to, flow.from)] {
+        let mut pairs = vec![(flow.from, flow.to), (flow.to, flow.from)];
+        for &via in &flow.via {
+            pairs.extend([
+                (flow.from, via),
+                (via, flow.to),
+                (flow.to, via),
+                (via, flow.from),
+            ]);
+        }
+        for (from, to) in pairs {
             if routes.contains_key(&(from, to)) {
                 continue;
             }
@@ -182,11 +191,42 @@ fn add_flow(
                     format!("flow[{index}].to"),
                     format!(
                         "flow \"{}\": no path of links between \"{}\" and \"{}\"",
-                        flow.name, nodes[flow.from.0].name, nodes[flow.to.0].name
+                        flow.name, nodes[from.0].name, nodes[to.0].name
                     ),
                 )
             })?;
             routes.insert((from, to), path);
+        }
+        // A path through `via` that crosses a link twice (a detour to a
+        // dead end and back) is refused: the node is not between the ends.
+        for (i, &via) in flow.via.iter().enumerate() {
+            for (a, b) in [(flow.from, flow.to), (flow.to, flow.from)] {
+                let (Some(first), Some(second)) = (routes.get(&(a, via)), routes.get(&(via, b)))
+                else {
+                    continue;
+                };
+                if let Some(hop) = first
+                    .iter()
+                    .find(|hop| second.iter().any(|h| h.link == hop.link))
+                {
+                    let link = links.get(hop.link.0).map_or(String::new(), |link| {
+                        let [a, b] = link.between.map(|n| nodes[n.0].name.as_str());
+                        format!("link[{}] ({a}–{b})", hop.link.0)
+                    });
+                    return Err(source.invalid(
+                        flow_raw
+                            .via
+                            .as_ref()
+                            .map_or(flow_raw.name.span(), Spanned::span),
+                        format!("flow[{index}].via[{i}]"),
+                        format!(
+                            "flow \"{}\": the path via \"{}\" crosses {link} twice; a \
+                             path's node must lie between the flow's ends",
+                            flow.name, nodes[via.0].name
+                        ),
+                    ));
+                }
+            }
         }
         flows.push(flow);
     }
@@ -336,6 +376,28 @@ fn link_from_raw(
             })
         }
     };
+    let outage = match &raw.outage {
+        None => None,
+        Some(table) => {
+            let mut fields = Fields::new(source, format!("{path}.outage"), table);
+            // From the start on is a cut too (`at = "0s"`); a cut of no
+            // length is refused.
+            let at_value = fields.required("at")?;
+            let at_text = fields.string("at")?.ok_or_else(|| {
+                fields.error(
+                    "at",
+                    format!(
+                        "expected a duration string such as \"30s\", found {}",
+                        at_value.get_ref().type_str()
+                    ),
+                )
+            })?;
+            let at = duration_at(source, at_text, at_value.span(), &fields.key("at"), true)?;
+            let length = fields.duration("length")?;
+            fields.finish("outage")?;
+            Some(Outage { at, length })
+        }
+    };
     Ok(Link {
         between: [a, b],
         capacity,
@@ -344,6 +406,7 @@ fn link_from_raw(
         queue,
         loss,
         delay_change,
+        outage,
     })
 }
 
@@ -581,7 +644,8 @@ fn flow_from_raw(
                 }
                 other => {
                     return Err(refuse(format!(
-                        "media needs a DCCP transport (tfrc, tfrc-sp, ccid2 or buffer) or                          tcp-newreno (RTP over TCP), not {}",
+                        "media needs a DCCP transport (tfrc, tfrc-sp, ccid2 or buffer) or \
+                         tcp-newreno (RTP over TCP), not {}",
                         other.cc_name()
                     )))
                 }
@@ -666,6 +730,18 @@ fn flow_from_raw(
             source.invalid(text.span(), format!("{path}.class"), e.to_string())
         })?,
     };
+    let (via, multi) = via_from_raw(source, &path, raw, (from, to), &transport, multi, resolve)?;
+    let shared_bottleneck = match &raw.shared_bottleneck {
+        Some(shared) if via.is_empty() => {
+            return Err(source.invalid(
+                shared.span(),
+                format!("{path}.shared_bottleneck"),
+                "shared_bottleneck is about a bonded flow's paths: give them with `via`",
+            ))
+        }
+        Some(shared) => *shared.get_ref(),
+        None => false,
+    };
     Ok(Flow {
         class,
         name: name.clone(),
@@ -680,7 +756,88 @@ fn flow_from_raw(
         buffer,
         voice,
         relay: None,
+        via,
+        shared_bottleneck,
     })
+}
+
+/// A `[[flow]]`'s `via` (issue 19's bonded paths): the nodes, one a path,
+/// and the flow's connections, which a bonded flow needs (the default
+/// controller when the transport names none).
+fn via_from_raw(
+    source: Source<'_>,
+    path: &str,
+    raw: &RawFlow,
+    (from, to): (NodeId, NodeId),
+    transport: &Transport,
+    multi: Option<MultiConnection>,
+    resolve: &impl Fn(&Spanned<String>, String) -> Result<NodeId, ScenarioError>,
+) -> Result<(Vec<NodeId>, Option<MultiConnection>), ScenarioError> {
+    let Some(list) = &raw.via else {
+        return Ok((Vec::new(), multi));
+    };
+    let key = format!("{path}.via");
+    let refuse = |message: String| source.invalid(list.span(), key.clone(), message);
+    let names = list.get_ref();
+    let max = fairstream_proto::session::MAX_PATHS;
+    if names.is_empty() || names.len() > max {
+        return Err(refuse(format!(
+            "a bonded flow has 1 to {max} paths, one node each; found {}",
+            names.len()
+        )));
+    }
+    if !matches!(
+        transport,
+        Transport::Tfrc { .. } | Transport::TfrcSp { .. } | Transport::Ccid2 { .. }
+    ) {
+        return Err(refuse(format!(
+            "bonding needs a DCCP session (cc = \"tfrc\", \"tfrc-sp\" or \"ccid2\"), not {}",
+            transport.cc_name()
+        )));
+    }
+    if raw.voice.is_some() || raw.proxy.is_some() {
+        return Err(refuse(
+            "a bonded flow carries neither `voice` nor `proxy`: bond the proxy's legs as flows \
+             of their own"
+                .to_owned(),
+        ));
+    }
+    let mut via = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let node = resolve(name, format!("{key}[{i}]"))?;
+        if node == from || node == to {
+            return Err(source.invalid(
+                name.span(),
+                format!("{key}[{i}]"),
+                format!(
+                    "\"{}\" is an end of the flow; a path goes via a node between them",
+                    name.get_ref()
+                ),
+            ));
+        }
+        if via.contains(&node) {
+            return Err(source.invalid(
+                name.span(),
+                format!("{key}[{i}]"),
+                format!(
+                    "\"{}\" is named twice: each path needs its own node",
+                    name.get_ref()
+                ),
+            ));
+        }
+        via.push(node);
+    }
+    let multi = multi.unwrap_or(MultiConnection {
+        conns: 1,
+        controller: Controller::Adaptive,
+        policy: fairstream_proto::session::SplitPolicy::Earliest,
+        start_offset: Duration::from_millis(500),
+        rtt_min_lifetime: None,
+        gamma: None,
+        queue_packets: None,
+        startup: None,
+    });
+    Ok((via, Some(multi)))
 }
 
 /// `media` keys of a DCCP media flow's player and transport that a
