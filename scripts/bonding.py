@@ -307,8 +307,18 @@ def write(args, started, rows, cuts, cut_start, cut_length):
         cut_start_plus=cut_start + cut_length,
         detect=spread(detect) if detect else "never", back=spread(back) if back else "never",
     )
-    Path(args.out).write_text(text)
+    # The simulator's section (crates/sim/examples/bonding.rs writes it
+    # between its markers) is kept as it was.
+    out = Path(args.out)
+    old = out.read_text() if out.exists() else ""
+    begin = old.find(SIM_BEGIN)
+    if begin >= 0:
+        text = text.rstrip() + "\n\n" + old[begin:]
+    out.write_text(text)
     print(f"wrote {args.out}", file=sys.stderr)
+
+
+SIM_BEGIN = "<!-- simulator section: crates/sim/examples/bonding.rs -->"
 
 
 TEMPLATE = """# Bonding: one stream over several paths (issue 19)
@@ -374,12 +384,13 @@ paths that answer. The longest reorder wait grows with the spread
 of the paths' delays: the LTE trace's capacity swings by several times
 within seconds, and its queue with it.
 
-Not measured here: the harm a bonded stream does to TCP flows on each
-path (the simulator has no multi-homed hosts yet), and shared bottlenecks
-detected rather than declared (`shared=` is declared by the user;
+The harm a bonded stream does to TCP flows on each path is measured in
+the simulator, below. A shared bottleneck is declared by the user
+(`shared=` here, `shared_bottleneck` in the simulator), not detected:
 `cargo test -p fairstream-proto --lib paths_declared -- --nocapture`
-measures it in the protocol's own simulation: beside one TFRC flow, two
-undeclared paths through one bottleneck took 0.662 of it, declared 0.500).
+measures declaring in the protocol's own simulation (beside one TFRC flow,
+two undeclared paths through one bottleneck took 0.662 of it, declared
+0.500), and the simulator's section below against NewReno.
 """
 
 

@@ -250,7 +250,7 @@ fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
         .map(|(at, _)| *at)
         .expect("path 0 reported up again");
     // Found dead within a second (four RTTs, at least 500 ms), and back
-    // within a few seconds of answering again (its handshake's backoff).
+    // within a few seconds of answering again.
     assert!(went_down < Instant::from_millis(11_000), "{went_down:?}");
     assert!(
         came_back >= Instant::from_millis(20_000) && came_back < Instant::from_millis(25_000),
@@ -268,6 +268,35 @@ fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
     );
     // Both paths carry data after the fast one came back.
     assert_eq!(run.sender.open_connections_on(0), 1);
+}
+
+/// A path cut from 10 s to 16 s: its connection is found dead at about
+/// 10.5 s and the next one's Requests would back off to 1, 2 and 4 s
+/// (RFC 4340 §8.1.1), the fourth at about 17.5 s; held to one a second
+/// while the other path is up ([`DOWN_PATH_PROBE`]), the path is back
+/// within about a second of the cut's end.
+#[test]
+fn a_down_path_is_probed_at_least_once_a_second() {
+    let down = |now: Instant, path: usize| {
+        path == 0 && now >= Instant::from_millis(10_000) && now < Instant::from_millis(16_000)
+    };
+    let run = run(
+        &[FAST, SLOW],
+        Duration::from_secs(24),
+        200_000.0,
+        false,
+        down,
+    );
+    let came_back = run
+        .events
+        .iter()
+        .find(|(_, e)| *e == SessionEvent::PathUp { path: 0 })
+        .map(|(at, _)| *at)
+        .expect("path 0 reported up again");
+    assert!(
+        came_back >= Instant::from_millis(16_000) && came_back < Instant::from_millis(17_200),
+        "back at {came_back:?}"
+    );
 }
 
 #[test]

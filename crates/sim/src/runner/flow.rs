@@ -685,9 +685,9 @@ impl FlowState {
         stats.delay_samples += 1;
         let bin = (now.as_nanos() / SERIES_BIN.as_nanos() as u64) as usize;
         add_to_bin(&mut stats.bins, bin, bytes);
-        if self.routes.len() > 1 {
-            if stats.path_bins.len() < self.routes.len() {
-                stats.path_bins.resize(self.routes.len(), Vec::new());
+        if !self.via.is_empty() {
+            if stats.path_bins.len() < self.via.len() {
+                stats.path_bins.resize(self.via.len(), Vec::new());
             }
             if let Some(bins) = stats.path_bins.get_mut(usize::from(path)) {
                 add_to_bin(bins, bin, bytes);
