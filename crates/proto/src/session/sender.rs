@@ -179,10 +179,14 @@ struct SenderConn {
     /// The path it runs on.
     path: usize,
     closing: bool,
-    /// Packets received from the peer on it when last looked, and when
-    /// that count last rose.
+    /// Packets received from the peer on it when last looked.
     heard: u64,
-    last_heard: Instant,
+    /// How far back a failover would resend what it was given: two RTTs
+    /// before it last answered, never moving back (see
+    /// [`watch_connections`](SenderSession::watch_connections)). What it
+    /// was given before is out of every repair's reach once retransmission
+    /// is off.
+    reach_back: Instant,
     /// Since when it has had data and heard nothing.
     unanswered_since: Option<Instant>,
 }
@@ -194,7 +198,8 @@ impl SenderConn {
             path,
             closing: false,
             heard: 0,
-            last_heard: now,
+            // Nothing was given to it before it opened.
+            reach_back: now,
             unanswered_since: None,
         }
     }
@@ -317,7 +322,7 @@ impl SenderSession {
             cookies: None,
         });
         let mut session = SenderSession {
-            store: SentStore::new(config.arq.store_bytes),
+            store: SentStore::new(config.arq.store_bytes, !config.arq.enabled),
             resend: ResendQueue::default(),
             arq_stats: SenderArqStats::default(),
             last_dispatch: None,
@@ -799,7 +804,7 @@ impl SenderSession {
         self.path_of
             .retain(|id, _| endpoint.connection(*id).is_some());
         self.watch_connections(now);
-        self.store.prune(now);
+        self.prune_store(now);
         self.probe_tail(now);
         if self.linger_until.is_some_and(|at| at <= now) {
             self.close_connections(now);
