@@ -26,6 +26,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+use crate::buffers::BufferPool;
 use crate::conn::ConnectionId;
 use crate::time::Instant;
 
@@ -166,6 +167,8 @@ pub(super) struct SentStore {
     /// whose entry went or moved to another connection is stale and
     /// skipped.
     handed: Option<BTreeMap<ConnectionId, VecDeque<(Instant, u64)>>>,
+    /// The buffers of datagrams let go, for the next ones sent.
+    spare: BufferPool,
 }
 
 impl SentStore {
@@ -177,25 +180,38 @@ impl SentStore {
             bytes: 0,
             limit_bytes,
             handed: by_connection.then(BTreeMap::new),
+            spare: BufferPool::default(),
         }
     }
 
     /// Records a dispatched datagram; the oldest go when over the bound.
     pub(super) fn insert(&mut self, seq: u64, stored: Stored) {
         if self.limit_bytes == 0 {
+            self.spare.give(stored.datagram);
             return;
         }
         self.record(stored.conn, stored.dispatched, seq);
         self.bytes += stored.datagram.len();
         if let Some(old) = self.entries.insert(seq, stored) {
-            self.bytes -= old.datagram.len();
+            self.let_go(old);
         }
         while self.bytes > self.limit_bytes {
             let Some((_, old)) = self.entries.pop_first() else {
                 break;
             };
-            self.bytes -= old.datagram.len();
+            self.let_go(old);
         }
+    }
+
+    fn let_go(&mut self, old: Stored) {
+        self.bytes -= old.datagram.len();
+        self.spare.give(old.datagram);
+    }
+
+    /// An empty buffer for a new datagram: one a datagram let go left, if
+    /// any.
+    pub(super) fn buffer(&mut self) -> Vec<u8> {
+        self.spare.take()
     }
 
     fn record(&mut self, conn: ConnectionId, at: Instant, seq: u64) {
@@ -226,8 +242,8 @@ impl SentStore {
             if entry.get().meta.deadline.is_none_or(|d| d >= now) {
                 break;
             }
-            self.bytes -= entry.get().datagram.len();
-            entry.remove();
+            let old = entry.remove();
+            self.let_go(old);
         }
     }
 
@@ -258,6 +274,7 @@ impl SentStore {
                 if current && !pending(seq) {
                     if let Some(old) = self.entries.remove(&seq) {
                         self.bytes -= old.datagram.len();
+                        self.spare.give(old.datagram);
                     }
                 }
             }

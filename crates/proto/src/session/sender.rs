@@ -474,7 +474,8 @@ impl SenderSession {
         if self.queue.len() >= self.config.queue_datagrams {
             return Err(SessionSendError::QueueFull(self.config.queue_datagrams));
         }
-        let mut datagram = Vec::with_capacity(header.len() + data.len());
+        let mut datagram = self.store.buffer();
+        datagram.reserve(header.len() + data.len());
         header.emit(&mut datagram);
         datagram.extend_from_slice(data);
         self.queue.push_back(Queued {
