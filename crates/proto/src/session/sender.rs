@@ -277,6 +277,9 @@ pub struct SenderSession {
     reports: VecDeque<Vec<u8>>,
     /// Reports dropped because [`MAX_HELD_REPORTS`] were held.
     reports_dropped: u64,
+    /// [`dispatch`](Self::dispatch)'s list of ready connections, kept for
+    /// its buffer.
+    ready: Vec<ConnectionId>,
 }
 
 /// The most receiver reports a [`SenderSession`] holds for
@@ -346,6 +349,7 @@ impl SenderSession {
             key_copies: 0,
             reports: VecDeque::new(),
             reports_dropped: 0,
+            ready: Vec::new(),
         };
         session.update(now);
         Ok(session)
@@ -965,23 +969,32 @@ impl SenderSession {
         if self.resend.len() == 0 && self.queue.is_empty() {
             return;
         }
-        let ready: Vec<ConnectionId> = self
-            .conns
-            .iter()
-            .filter(|c| !c.closing)
-            .filter(|c| {
-                self.endpoint
-                    .connection(c.id)
-                    .is_some_and(|conn| matches!(conn.state(), State::PartOpen | State::Open))
-            })
-            .map(|c| c.id)
-            .collect();
-        if ready.is_empty() {
-            return;
+        // The list of ready connections is built in a buffer the session
+        // keeps (dispatch runs around every datagram).
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(
+            self.conns
+                .iter()
+                .filter(|c| !c.closing)
+                .filter(|c| {
+                    self.endpoint
+                        .connection(c.id)
+                        .is_some_and(|conn| matches!(conn.state(), State::PartOpen | State::Open))
+                })
+                .map(|c| c.id),
+        );
+        if !ready.is_empty() {
+            self.dispatch_to(now, &ready, depth);
         }
+        self.ready = ready;
+    }
+
+    /// [`dispatch`](Self::dispatch) to the `ready` connections.
+    fn dispatch_to(&mut self, now: Instant, ready: &[ConnectionId], depth: usize) {
         // Retransmissions first, each to the connection that sends soonest.
         while self.resend.len() > 0 {
-            let Some(id) = self.earliest(now, &ready, depth) else {
+            let Some(id) = self.earliest(now, ready, depth) else {
                 return;
             };
             let Some(seq) = self.resend.pop() else {
@@ -990,18 +1003,18 @@ impl SenderSession {
             self.resend_now(now, seq, id);
         }
         if self.config.policy == SplitPolicy::GopInterleave {
-            self.dispatch_by_gop(now, &ready, depth);
+            self.dispatch_by_gop(now, ready, depth);
             return;
         }
         while !self.queue.is_empty() {
-            let Some(id) = self.earliest(now, &ready, depth) else {
+            let Some(id) = self.earliest(now, ready, depth) else {
                 break;
             };
             let Some(queued) = self.queue.pop_front() else {
                 break;
             };
             if self.config.duplicate_key && queued.meta.key && self.paths.len() > 1 {
-                self.copy_to_another_path(now, &queued.datagram, id, &ready, depth);
+                self.copy_to_another_path(now, &queued.datagram, id, ready, depth);
             }
             self.hand_over(now, queued, id);
         }
