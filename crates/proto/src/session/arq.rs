@@ -23,6 +23,7 @@
 //!
 //! [`NDUPACK`]: super::reorder::NDUPACK
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -166,9 +167,16 @@ pub(super) struct SentStore {
     /// it, oldest first; `None` when the store does not prune so. A record
     /// whose entry went or moved to another connection is stale and
     /// skipped.
-    handed: Option<BTreeMap<ConnectionId, VecDeque<(Instant, u64)>>>,
+    handed: Option<Vec<Handed>>,
     /// The buffers of datagrams let go, for the next ones sent.
     spare: BufferPool,
+}
+
+/// What one connection was handed: (when, sequence number), oldest first.
+#[derive(Debug)]
+struct Handed {
+    conn: ConnectionId,
+    records: VecDeque<(Instant, u64)>,
 }
 
 impl SentStore {
@@ -179,7 +187,7 @@ impl SentStore {
             entries: BTreeMap::new(),
             bytes: 0,
             limit_bytes,
-            handed: by_connection.then(BTreeMap::new),
+            handed: by_connection.then(Vec::new),
             spare: BufferPool::default(),
         }
     }
@@ -215,8 +223,16 @@ impl SentStore {
     }
 
     fn record(&mut self, conn: ConnectionId, at: Instant, seq: u64) {
-        if let Some(handed) = &mut self.handed {
-            handed.entry(conn).or_default().push_back((at, seq));
+        let Some(handed) = &mut self.handed else {
+            return;
+        };
+        // A session has a few connections: a list beats a map.
+        match handed.iter_mut().find(|h| h.conn == conn) {
+            Some(h) => h.records.push_back((at, seq)),
+            None => handed.push(Handed {
+                conn,
+                records: VecDeque::from([(at, seq)]),
+            }),
         }
     }
 
@@ -230,9 +246,7 @@ impl SentStore {
         let stored = self.entries.get_mut(&seq)?;
         stored.conn = conn;
         stored.dispatched = at;
-        if let Some(handed) = &mut self.handed {
-            handed.entry(conn).or_default().push_back((at, seq));
-        }
+        self.record(conn, at, seq);
         self.entries.get(&seq)
     }
 
@@ -260,22 +274,21 @@ impl SentStore {
         let Some(handed) = &mut self.handed else {
             return;
         };
-        handed.retain(|conn, records| {
+        handed.retain_mut(|Handed { conn, records }| {
             let before = reach(*conn);
             while let Some(&(at, seq)) = records.front() {
                 if before.is_some_and(|b| at >= b) {
                     break;
                 }
                 records.pop_front();
-                let current = self
-                    .entries
-                    .get(&seq)
-                    .is_some_and(|s| s.conn == *conn && s.dispatched == at);
+                let Entry::Occupied(entry) = self.entries.entry(seq) else {
+                    continue;
+                };
+                let current = entry.get().conn == *conn && entry.get().dispatched == at;
                 if current && !pending(seq) {
-                    if let Some(old) = self.entries.remove(&seq) {
-                        self.bytes -= old.datagram.len();
-                        self.spare.give(old.datagram);
-                    }
+                    let old = entry.remove();
+                    self.bytes -= old.datagram.len();
+                    self.spare.give(old.datagram);
                 }
             }
             before.is_some()

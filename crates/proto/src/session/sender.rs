@@ -806,8 +806,12 @@ impl SenderSession {
         }
         let endpoint = &self.endpoint;
         self.conns.retain(|c| endpoint.connection(c.id).is_some());
-        self.path_of
-            .retain(|id, _| endpoint.connection(*id).is_some());
+        // Every connection of the endpoint is in `path_of` (the session
+        // opened it): as many entries as connections, none is stale.
+        if self.path_of.len() != endpoint.len() {
+            self.path_of
+                .retain(|id, _| endpoint.connection(*id).is_some());
+        }
         self.watch_connections(now);
         self.prune_store(now);
         self.probe_tail(now);
