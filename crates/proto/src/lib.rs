@@ -19,6 +19,7 @@
 
 #![forbid(unsafe_code)]
 
+mod buffers;
 pub mod capture;
 pub mod cc;
 pub mod conn;

@@ -13,6 +13,7 @@ use super::history::SendHistory;
 use super::seqwin::{SequenceNumbers, SequenceState};
 use super::state::{Role, State};
 use super::timers::{Timer, TimerTable};
+use crate::buffers::BufferPool;
 use crate::time::Instant;
 use crate::units::Rate;
 use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, ResetCode, SeqNum};
@@ -122,6 +123,8 @@ pub struct Connection {
     /// on every Ack in PARTOPEN.
     pub(crate) init_cookies: Vec<Vec<u8>>,
     pub(crate) send_queue: VecDeque<Vec<u8>>,
+    /// The buffers of datagrams sent, for the next ones queued.
+    pub(crate) send_buffers: BufferPool,
     pub(crate) recv_queue: VecDeque<Vec<u8>>,
     pub(crate) recv_dropped_unreported: u64,
     pub(crate) events: VecDeque<Event>,
@@ -173,6 +176,7 @@ impl Connection {
             response_options: Vec::new(),
             init_cookies: Vec::new(),
             send_queue: VecDeque::new(),
+            send_buffers: BufferPool::default(),
             recv_queue: VecDeque::new(),
             recv_dropped_unreported: 0,
             events: VecDeque::new(),
@@ -511,7 +515,8 @@ impl Connection {
                 capacity: self.config.send_queue_packets,
             });
         }
-        self.send_queue.push_back(payload.to_vec());
+        let payload = self.send_buffers.copy_of(payload);
+        self.send_queue.push_back(payload);
         Ok(())
     }
 

@@ -615,8 +615,12 @@ impl Endpoint {
 
     /// Drops CLOSED connections with nothing left to send or report.
     fn remove_drained(&mut self) {
-        self.connections
-            .retain(|_, conn| !(conn.is_drained() && conn.events.is_empty()));
+        // Runs whenever nothing is left to send or report: a read-only look
+        // first, as `retain` walks the map with mutable handles.
+        let drained = |conn: &Connection| conn.is_drained() && conn.events.is_empty();
+        if self.connections.values().any(drained) {
+            self.connections.retain(|_, conn| !drained(conn));
+        }
     }
 }
 

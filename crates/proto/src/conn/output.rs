@@ -194,7 +194,9 @@ impl Connection {
         } else {
             PacketKind::Data
         };
-        self.transmit(now, buf, kind, Vec::new(), &payload)
+        let transmit = self.transmit(now, buf, kind, Vec::new(), &payload);
+        self.send_buffers.give(payload);
+        transmit
     }
 
     fn send_control(

@@ -23,9 +23,11 @@
 //!
 //! [`NDUPACK`]: super::reorder::NDUPACK
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+use crate::buffers::BufferPool;
 use crate::conn::ConnectionId;
 use crate::time::Instant;
 
@@ -153,37 +155,99 @@ pub(super) struct Stored {
 
 /// The sender's record of what it sent, by extended session sequence
 /// number; bounded in bytes, and what is past its deadline is let go.
+/// With retransmission off it also lists what each connection was handed,
+/// in order, so that what a failover can no longer reach goes too
+/// ([`let_go_unreachable`](Self::let_go_unreachable)).
 #[derive(Debug, Default)]
 pub(super) struct SentStore {
     entries: BTreeMap<u64, Stored>,
     bytes: usize,
     limit_bytes: usize,
+    /// Per connection, (when, sequence number) of each datagram handed to
+    /// it, oldest first; `None` when the store does not prune so. A record
+    /// whose entry went or moved to another connection is stale and
+    /// skipped.
+    handed: Option<Vec<Handed>>,
+    /// The buffers of datagrams let go, for the next ones sent.
+    spare: BufferPool,
+}
+
+/// What one connection was handed: (when, sequence number), oldest first.
+#[derive(Debug)]
+struct Handed {
+    conn: ConnectionId,
+    records: VecDeque<(Instant, u64)>,
 }
 
 impl SentStore {
-    pub(super) fn new(limit_bytes: usize) -> SentStore {
+    /// A store of at most `limit_bytes`; `by_connection`: list each
+    /// connection's datagrams for [`let_go_unreachable`](Self::let_go_unreachable).
+    pub(super) fn new(limit_bytes: usize, by_connection: bool) -> SentStore {
         SentStore {
             entries: BTreeMap::new(),
             bytes: 0,
             limit_bytes,
+            handed: by_connection.then(Vec::new),
+            spare: BufferPool::default(),
         }
     }
 
     /// Records a dispatched datagram; the oldest go when over the bound.
     pub(super) fn insert(&mut self, seq: u64, stored: Stored) {
         if self.limit_bytes == 0 {
+            self.spare.give(stored.datagram);
             return;
         }
+        self.record(stored.conn, stored.dispatched, seq);
         self.bytes += stored.datagram.len();
         if let Some(old) = self.entries.insert(seq, stored) {
-            self.bytes -= old.datagram.len();
+            self.let_go(old);
         }
         while self.bytes > self.limit_bytes {
             let Some((_, old)) = self.entries.pop_first() else {
                 break;
             };
-            self.bytes -= old.datagram.len();
+            self.let_go(old);
         }
+    }
+
+    fn let_go(&mut self, old: Stored) {
+        self.bytes -= old.datagram.len();
+        self.spare.give(old.datagram);
+    }
+
+    /// An empty buffer for a new datagram: one a datagram let go left, if
+    /// any.
+    pub(super) fn buffer(&mut self) -> Vec<u8> {
+        self.spare.take()
+    }
+
+    fn record(&mut self, conn: ConnectionId, at: Instant, seq: u64) {
+        let Some(handed) = &mut self.handed else {
+            return;
+        };
+        // A session has a few connections: a list beats a map.
+        match handed.iter_mut().find(|h| h.conn == conn) {
+            Some(h) => h.records.push_back((at, seq)),
+            None => handed.push(Handed {
+                conn,
+                records: VecDeque::from([(at, seq)]),
+            }),
+        }
+    }
+
+    /// Datagram `seq` was handed again, to `conn` at `at`.
+    pub(super) fn redispatch(
+        &mut self,
+        seq: u64,
+        conn: ConnectionId,
+        at: Instant,
+    ) -> Option<&Stored> {
+        let stored = self.entries.get_mut(&seq)?;
+        stored.conn = conn;
+        stored.dispatched = at;
+        self.record(conn, at, seq);
+        self.entries.get(&seq)
     }
 
     /// Lets go of the datagrams at the front whose deadline has passed.
@@ -192,9 +256,43 @@ impl SentStore {
             if entry.get().meta.deadline.is_none_or(|d| d >= now) {
                 break;
             }
-            self.bytes -= entry.get().datagram.len();
-            entry.remove();
+            let old = entry.remove();
+            self.let_go(old);
         }
+    }
+
+    /// Lets go of what each connection was handed before `reach(conn)`
+    /// (all of it when `None`: the connection is gone), except the
+    /// datagrams `pending` names; a no-op unless the store lists by
+    /// connection. Each record is looked at once: amortised O(log n) a
+    /// datagram, and a connection that went quiet holds back only its own.
+    pub(super) fn let_go_unreachable(
+        &mut self,
+        reach: impl Fn(ConnectionId) -> Option<Instant>,
+        pending: impl Fn(u64) -> bool,
+    ) {
+        let Some(handed) = &mut self.handed else {
+            return;
+        };
+        handed.retain_mut(|Handed { conn, records }| {
+            let before = reach(*conn);
+            while let Some(&(at, seq)) = records.front() {
+                if before.is_some_and(|b| at >= b) {
+                    break;
+                }
+                records.pop_front();
+                let Entry::Occupied(entry) = self.entries.entry(seq) else {
+                    continue;
+                };
+                let current = entry.get().conn == *conn && entry.get().dispatched == at;
+                if current && !pending(seq) {
+                    let old = entry.remove();
+                    self.bytes -= old.datagram.len();
+                    self.spare.give(old.datagram);
+                }
+            }
+            before.is_some()
+        });
     }
 
     pub(super) fn get_mut(&mut self, seq: u64) -> Option<&mut Stored> {
@@ -235,7 +333,7 @@ pub(super) struct ResendQueue {
 
 impl ResendQueue {
     pub(super) fn push(&mut self, key: bool, seq: u64) {
-        if self.queue.iter().any(|(_, s)| *s == seq) {
+        if self.contains(seq) {
             return;
         }
         let at = self
@@ -244,6 +342,10 @@ impl ResendQueue {
             .position(|(k, s)| (!k && key) || (*k == key && *s > seq))
             .unwrap_or(self.queue.len());
         self.queue.insert(at, (key, seq));
+    }
+
+    pub(super) fn contains(&self, seq: u64) -> bool {
+        self.queue.iter().any(|(_, s)| *s == seq)
     }
 
     pub(super) fn pop(&mut self) -> Option<u64> {
@@ -362,7 +464,7 @@ mod tests {
             local_port: 1,
             remote_port: 2,
         };
-        let mut store = SentStore::new(250);
+        let mut store = SentStore::new(250, false);
         for seq in 0..3u64 {
             store.insert(
                 seq,
@@ -387,6 +489,47 @@ mod tests {
         assert!(store.get_mut(1).is_none(), "past its deadline");
         assert!(store.get_mut(2).is_some());
         assert_eq!(store.sent_on(conn, at(2)), [2]);
+    }
+
+    #[test]
+    fn what_a_failover_cannot_reach_goes_connection_by_connection() {
+        let conn = |port| ConnectionId {
+            local_port: port,
+            remote_port: 9,
+        };
+        let mut store = SentStore::new(1 << 20, true);
+        // Datagrams 0..6 alternately on connections 1 and 2, at 0..6 ms.
+        for seq in 0..6u64 {
+            store.insert(
+                seq,
+                Stored {
+                    datagram: vec![0; 10],
+                    meta: DatagramMeta::gop(0),
+                    conn: conn(1 + (seq % 2) as u16),
+                    dispatched: at(seq),
+                    last_resent: None,
+                },
+            );
+        }
+        // Datagram 1 (connection 2) resent on connection 1 at 10 ms.
+        assert!(store.redispatch(1, conn(1), at(10)).is_some());
+        // Connection 1 reaches back to 3 ms, connection 2 only to 0 ms:
+        // 0 and 2 go, though older than 3 (still of use on connection 2).
+        store.let_go_unreachable(
+            |c| Some(if c == conn(1) { at(3) } else { at(0) }),
+            |_| false,
+        );
+        let kept: Vec<u64> = (0..6).filter(|s| store.get_mut(*s).is_some()).collect();
+        assert_eq!(kept, [1, 3, 4, 5]);
+        assert_eq!(store.bytes(), 40);
+        // Connection 2 is gone: its datagrams go, but for one waiting to
+        // be resent; 1 was moved to connection 1 and stays.
+        store.let_go_unreachable(|c| (c == conn(1)).then_some(at(3)), |seq| seq == 5);
+        let kept: Vec<u64> = (0..6).filter(|s| store.get_mut(*s).is_some()).collect();
+        assert_eq!(kept, [1, 4, 5]);
+        // Connection 1 heard from later: what it had goes.
+        store.let_go_unreachable(|_| Some(at(11)), |_| false);
+        assert_eq!(store.bytes(), 10, "only 5, waiting to be resent");
     }
 
     #[test]

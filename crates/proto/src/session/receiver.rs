@@ -399,19 +399,19 @@ impl ReceiverSession {
             datagrams.push(datagram);
         }
         let rtt = conn.tfrc_receiver().and_then(|r| r.rtt()).or(conn.rtt());
-        for datagram in datagrams {
+        for mut datagram in datagrams {
             let Some((header, len)) = SessionHeader::parse(&datagram) else {
                 self.malformed += 1;
                 continue;
             };
             let deadline = self.deadline(now, header.playout_ms);
-            if let Some(extended) = self.reorder.push_timed(
-                now,
-                id.remote_port,
-                header.seq,
-                datagram[len..].to_vec(),
-                deadline,
-            ) {
+            // The payload moves to the front of its own buffer: no copy to
+            // a new one.
+            datagram.drain(..len);
+            if let Some(extended) =
+                self.reorder
+                    .push_timed(now, id.remote_port, header.seq, datagram, deadline)
+            {
                 self.naks.arrived(extended);
                 self.highest = Some(self.highest.map_or(extended, |h| h.max(extended)));
                 if let Some(tag) = header.fec {

@@ -184,10 +184,14 @@ struct SenderConn {
     /// The path it runs on.
     path: usize,
     closing: bool,
-    /// Packets received from the peer on it when last looked, and when
-    /// that count last rose.
+    /// Packets received from the peer on it when last looked.
     heard: u64,
-    last_heard: Instant,
+    /// How far back a failover would resend what it was given: two RTTs
+    /// before it last answered, never moving back (see
+    /// [`watch_connections`](SenderSession::watch_connections)). What it
+    /// was given before is out of every repair's reach once retransmission
+    /// is off.
+    reach_back: Instant,
     /// Since when it has had data and heard nothing.
     unanswered_since: Option<Instant>,
 }
@@ -199,7 +203,8 @@ impl SenderConn {
             path,
             closing: false,
             heard: 0,
-            last_heard: now,
+            // Nothing was given to it before it opened.
+            reach_back: now,
             unanswered_since: None,
         }
     }
@@ -277,6 +282,9 @@ pub struct SenderSession {
     reports: VecDeque<Vec<u8>>,
     /// Reports dropped because [`MAX_HELD_REPORTS`] were held.
     reports_dropped: u64,
+    /// [`dispatch`](Self::dispatch)'s list of ready connections, kept for
+    /// its buffer.
+    ready: Vec<ConnectionId>,
 }
 
 /// The most receiver reports a [`SenderSession`] holds for
@@ -322,7 +330,7 @@ impl SenderSession {
             cookies: None,
         });
         let mut session = SenderSession {
-            store: SentStore::new(config.arq.store_bytes),
+            store: SentStore::new(config.arq.store_bytes, !config.arq.enabled),
             resend: ResendQueue::default(),
             arq_stats: SenderArqStats::default(),
             last_dispatch: None,
@@ -346,6 +354,7 @@ impl SenderSession {
             key_copies: 0,
             reports: VecDeque::new(),
             reports_dropped: 0,
+            ready: Vec::new(),
         };
         session.update(now);
         Ok(session)
@@ -474,7 +483,8 @@ impl SenderSession {
         if self.queue.len() >= self.config.queue_datagrams {
             return Err(SessionSendError::QueueFull(self.config.queue_datagrams));
         }
-        let mut datagram = Vec::with_capacity(header.len() + data.len());
+        let mut datagram = self.store.buffer();
+        datagram.reserve(header.len() + data.len());
         header.emit(&mut datagram);
         datagram.extend_from_slice(data);
         self.queue.push_back(Queued {
@@ -801,10 +811,14 @@ impl SenderSession {
         }
         let endpoint = &self.endpoint;
         self.conns.retain(|c| endpoint.connection(c.id).is_some());
-        self.path_of
-            .retain(|id, _| endpoint.connection(*id).is_some());
+        // Every connection of the endpoint is in `path_of` (the session
+        // opened it): as many entries as connections, none is stale.
+        if self.path_of.len() != endpoint.len() {
+            self.path_of
+                .retain(|id, _| endpoint.connection(*id).is_some());
+        }
         self.watch_connections(now);
-        self.store.prune(now);
+        self.prune_store(now);
         self.probe_tail(now);
         if self.linger_until.is_some_and(|at| at <= now) {
             self.close_connections(now);
@@ -974,23 +988,32 @@ impl SenderSession {
         if self.resend.len() == 0 && self.queue.is_empty() {
             return;
         }
-        let ready: Vec<ConnectionId> = self
-            .conns
-            .iter()
-            .filter(|c| !c.closing)
-            .filter(|c| {
-                self.endpoint
-                    .connection(c.id)
-                    .is_some_and(|conn| matches!(conn.state(), State::PartOpen | State::Open))
-            })
-            .map(|c| c.id)
-            .collect();
-        if ready.is_empty() {
-            return;
+        // The list of ready connections is built in a buffer the session
+        // keeps (dispatch runs around every datagram).
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(
+            self.conns
+                .iter()
+                .filter(|c| !c.closing)
+                .filter(|c| {
+                    self.endpoint
+                        .connection(c.id)
+                        .is_some_and(|conn| matches!(conn.state(), State::PartOpen | State::Open))
+                })
+                .map(|c| c.id),
+        );
+        if !ready.is_empty() {
+            self.dispatch_to(now, &ready, depth);
         }
+        self.ready = ready;
+    }
+
+    /// [`dispatch`](Self::dispatch) to the `ready` connections.
+    fn dispatch_to(&mut self, now: Instant, ready: &[ConnectionId], depth: usize) {
         // Retransmissions first, each to the connection that sends soonest.
         while self.resend.len() > 0 {
-            let Some(id) = self.earliest(now, &ready, depth) else {
+            let Some(id) = self.earliest(now, ready, depth) else {
                 return;
             };
             let Some(seq) = self.resend.pop() else {
@@ -999,18 +1022,18 @@ impl SenderSession {
             self.resend_now(now, seq, id);
         }
         if self.config.policy == SplitPolicy::GopInterleave {
-            self.dispatch_by_gop(now, &ready, depth);
+            self.dispatch_by_gop(now, ready, depth);
             return;
         }
         while !self.queue.is_empty() {
-            let Some(id) = self.earliest(now, &ready, depth) else {
+            let Some(id) = self.earliest(now, ready, depth) else {
                 break;
             };
             let Some(queued) = self.queue.pop_front() else {
                 break;
             };
             if self.config.duplicate_key && queued.meta.key && self.paths.len() > 1 {
-                self.copy_to_another_path(now, &queued.datagram, id, &ready, depth);
+                self.copy_to_another_path(now, &queued.datagram, id, ready, depth);
             }
             self.hand_over(now, queued, id);
         }

@@ -215,6 +215,109 @@ fn a_dead_connection_loses_at_most_its_packets_in_flight() {
 }
 
 #[test]
+fn without_arq_a_dead_connections_data_is_still_resent_and_the_store_stays_small() {
+    // As above, the sender's retransmission off: the store keeps only what
+    // a failover can reach, and the failover still finds it.
+    let mut sender_config = config(ConnectionCountConfig::Fixed(3), SplitPolicy::Earliest);
+    sender_config.arq.enabled = false;
+    let receiver = ReceiverSession::new(
+        sender_config.connection.clone(),
+        64,
+        ReorderConfig::default(),
+    );
+    let (sender, _, received) = run_with(
+        sender_config,
+        receiver,
+        Duration::from_secs(40),
+        30_000,
+        |now, port, _| port == 40_000 && now > Instant::from_millis(1200),
+    );
+    let got = numbers(&received);
+    eprintln!(
+        "{} of 30000 delivered; {:?}; store {} bytes",
+        got.len(),
+        sender.arq_stats(),
+        sender.stored_bytes()
+    );
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(got.last(), Some(&29_999));
+    assert_eq!(sender.arq_stats().dead_connections, 1);
+    assert!(sender.arq_stats().failover_resent > 0);
+    assert!(got.len() >= 29_950, "{} of 30000", got.len());
+    // What is left: the last RTTs' datagrams, not the 6 MB stream.
+    assert!(
+        sender.stored_bytes() < 64 * 1024,
+        "{}",
+        sender.stored_bytes()
+    );
+}
+
+/// The most bytes the sender stored at any step of a 20 s run of 20,000
+/// datagrams of 200 bytes (200 kB/s) over four connections and a 40 ms
+/// RTT, with retransmission `arq`.
+fn stored_peak(arq: bool) -> usize {
+    let mut config = config(ConnectionCountConfig::Fixed(4), SplitPolicy::Earliest);
+    config.arq.enabled = arq;
+    let mut receiver =
+        ReceiverSession::new(config.connection.clone(), 64, ReorderConfig::default()).with_arq(arq);
+    let mut sender = SenderSession::new(config, Instant::ZERO).unwrap();
+    let mut now = Instant::ZERO;
+    let end = Instant::from_millis(20_000);
+    let delay = Duration::from_millis(20);
+    let mut link: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    let (mut order, mut fed, mut peak) = (0u64, 0u32, 0usize);
+    let mut buf = Vec::new();
+    while now < end {
+        let due = (now.as_nanos() / 1_000_000) as u32 + 1;
+        while fed < due.min(20_000) && sender.queued() < 64 {
+            if sender.send(now, &fed.to_be_bytes().repeat(50), 0).is_err() {
+                break;
+            }
+            fed += 1;
+        }
+        while sender.poll_transmit(now, &mut buf).is_some() {
+            order += 1;
+            link.push(Reverse((now + delay, order, true, buf.clone())));
+        }
+        while receiver.poll_transmit(now, &mut buf).is_some() {
+            order += 1;
+            link.push(Reverse((now + delay, order, false, buf.clone())));
+        }
+        while receiver.recv().is_some() {}
+        peak = peak.max(sender.stored_bytes());
+        let head = link.peek().map(|Reverse((t, ..))| *t);
+        now = pair_wake(now, end, head, &sender, &receiver);
+        while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
+            let Some(Reverse((_, _, to_receiver, bytes))) = link.pop() else {
+                break;
+            };
+            if to_receiver {
+                receiver.handle_datagram(now, &bytes, order);
+            } else {
+                sender.handle_datagram(now, &bytes);
+            }
+        }
+        sender.handle_timeout(now);
+        receiver.handle_timeout(now);
+    }
+    assert!(fed >= 19_000, "{fed} datagrams fed");
+    peak
+}
+
+#[test]
+fn without_arq_the_store_holds_a_few_rtts_of_data_not_the_whole_stream() {
+    // With retransmission on, nothing has a deadline: every datagram stays
+    // (4 MB, under the 16 MiB bound). Without, the store holds what was
+    // given since two RTTs before each connection's last answer: a few
+    // RTTs at 200 kB/s, 8 kB an RTT.
+    let kept = stored_peak(true);
+    let pruned = stored_peak(false);
+    eprintln!("store peak: arq {kept} bytes, no arq {pruned} bytes");
+    assert!(kept > 3_000_000, "{kept}");
+    assert!(pruned < 64 * 1024, "{pruned}");
+}
+
+#[test]
 fn targets_follow_the_aggregate_rate_with_hysteresis() {
     let mut config = config(
         ConnectionCountConfig::Multfrc(MultiConfig {

@@ -12,7 +12,7 @@ use fairstream_proto::conn::{
 use fairstream_proto::ecn::Ecn;
 use fairstream_proto::session::{
     ArqConfig, ReceiverSession, ReorderConfig, SenderSession, SessionConfig, SessionEvent,
-    SESSION_FEC_TAG_BYTES, SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
+    SplitPolicy, SESSION_FEC_TAG_BYTES, SESSION_HEADER_BYTES, SESSION_TIMED_HEADER_BYTES,
 };
 use fairstream_proto::time::Instant;
 use fairstream_proto::units::Rate;
@@ -28,7 +28,9 @@ use crate::scenario::{
 use crate::source::Source;
 
 /// Datagrams kept in the session queue while the application has data:
-/// enough for several GOPs per connection when GOPs are interleaved.
+/// enough for several GOPs per connection when GOPs are interleaved. A
+/// saturating source's datagrams split by earliest connection need fewer
+/// (see [`SessionEnds::source_depth`]).
 const FEED_DEPTH: usize = 512;
 /// A source without video has no GOPs; for GOP-interleaved splitting its
 /// datagrams are grouped in runs of this many.
@@ -66,6 +68,11 @@ pub(super) struct SessionEnds {
     closing: bool,
     /// Datagrams of a non-video source fed so far.
     fed: u64,
+    /// The session splits by GOP ([`SplitPolicy::GopInterleave`]).
+    interleaved: bool,
+    /// The most datagrams the session gives a connection at once
+    /// ([`SessionConfig::per_connection_depth`]).
+    per_connection_depth: usize,
     /// Per receiving connection, the start of its TFRC receiver's open loss
     /// interval (to count new loss events).
     open_intervals: std::collections::BTreeMap<u16, u64>,
@@ -203,6 +210,8 @@ impl SessionEnds {
             },
             ..SessionConfig::default()
         };
+        let interleaved = config.policy == SplitPolicy::GopInterleave;
+        let per_connection_depth = config.per_connection_depth.max(1);
         let sender = SenderSession::new(config, start).map_err(|e| e.to_string())?;
         let mut receiver = ReceiverSession::new(receiver_connection, 64, ReorderConfig::default());
         if let Some(media) = media {
@@ -230,6 +239,8 @@ impl SessionEnds {
             buf: Vec::with_capacity(packet_size + 64),
             closing: false,
             fed: 0,
+            interleaved,
+            per_connection_depth,
             open_intervals: std::collections::BTreeMap::new(),
             reply_paths: std::collections::BTreeMap::new(),
             stats: SessionStats::default(),
@@ -327,7 +338,8 @@ impl SessionEnds {
             }
             return;
         }
-        while self.sender.queued() < FEED_DEPTH {
+        let depth = self.source_depth();
+        while self.sender.queued() < depth {
             let Some(size) = self.source.poll(now) else {
                 return;
             };
@@ -343,6 +355,26 @@ impl SessionEnds {
             while self.source.poll(now).is_some() {
                 self.stats.app_drops += 1;
             }
+        }
+    }
+
+    /// How many datagrams of a plain (non-media) source the session queue
+    /// holds. A saturating source always has its next datagram, so the
+    /// queue need only keep the connections supplied when datagrams are
+    /// split by earliest connection: twice what the open connections and
+    /// one more could take at once. Feeding runs before every datagram the
+    /// sender sends, and only sending makes room in a connection, so the
+    /// session never finds the queue shorter than the room and splits the
+    /// same datagrams the same way as with [`FEED_DEPTH`], without holding
+    /// 512 datagrams (half a megabyte) a flow. Other sources keep
+    /// [`FEED_DEPTH`]: their queue is the application's buffer, and what it
+    /// holds decides what is dropped; GOP interleaving needs several GOPs
+    /// per connection queued.
+    fn source_depth(&self) -> usize {
+        if self.source.is_saturating() && !self.interleaved {
+            (2 * (self.sender.open_connections() + 1) * self.per_connection_depth).min(FEED_DEPTH)
+        } else {
+            FEED_DEPTH
         }
     }
 

@@ -167,11 +167,9 @@ impl SenderSession {
 
     /// Hands datagram `seq` again to connection `id`.
     pub(super) fn resend_now(&mut self, now: Instant, seq: u64, id: ConnectionId) {
-        let Some(stored) = self.store.get_mut(seq) else {
+        let Some(stored) = self.store.redispatch(seq, id, now) else {
             return;
         };
-        stored.conn = id;
-        stored.dispatched = now;
         let datagram = stored.datagram.clone();
         if let Some(conn) = self.endpoint.connection_mut(id) {
             if conn.send(now, &datagram).is_ok() {
@@ -270,10 +268,15 @@ impl SenderSession {
             };
             let heard = conn.packets_received();
             let waiting = conn.send_queue_len() > 0;
+            let rtt = conn.rtt().unwrap_or(RTT_BEFORE_SAMPLES);
             let c = &mut self.conns[index];
             if heard > c.heard {
                 c.heard = heard;
-                c.last_heard = now;
+                // Its answer may report losses of up to two RTTs before it.
+                // The point never moves back (an RTT that grew would move
+                // it back), so that what the store let go of stays out of
+                // a failover's reach.
+                c.reach_back = c.reach_back.max(before(now, 2 * rtt));
                 c.unanswered_since = waiting.then_some(now);
             }
         }
@@ -289,26 +292,21 @@ impl SenderSession {
                     now.saturating_duration_since(since) >= self.dead_after(c.id)
                 })
             })
-            .map(|c| (c.id, c.last_heard))
+            .map(|c| (c.id, c.reach_back))
             .collect();
-        for (id, last_heard) in dead {
+        for (id, reach_back) in dead {
             if self.alive() < 2 {
                 break;
             }
-            self.fail_over(now, id, last_heard);
+            self.fail_over(now, id, reach_back);
         }
     }
 
     /// Resets dead connection `id` and resends, on the others, what it was
-    /// given since two RTTs before it last answered (its last answer may
-    /// have reported losses of that time; what was delivered is a duplicate
-    /// the receiver drops).
-    fn fail_over(&mut self, now: Instant, id: ConnectionId, last_heard: Instant) {
-        let rtt = self
-            .endpoint
-            .connection(id)
-            .and_then(|c| c.rtt())
-            .unwrap_or(RTT_BEFORE_SAMPLES);
+    /// given since `since`: two RTTs before it last answered (its last
+    /// answer may have reported losses of that time; what was delivered is
+    /// a duplicate the receiver drops).
+    fn fail_over(&mut self, now: Instant, id: ConnectionId, since: Instant) {
         if let Some(conn) = self.endpoint.connection_mut(id) {
             conn.abort(now);
         }
@@ -317,14 +315,41 @@ impl SenderSession {
         self.events.push_back(SessionEvent::ConnectionLost {
             port: id.local_port,
         });
-        let since = Instant::from_nanos(
-            last_heard
-                .as_nanos()
-                .saturating_sub(2 * rtt.as_nanos() as u64),
-        );
         let session_rtt = self.session_rtt();
         for seq in self.store.sent_on(id, since) {
             self.request(now, seq, session_rtt, true);
         }
     }
+
+    /// Lets go of the stored datagrams no repair can resend any more:
+    /// those past their deadline (a request refuses them), and, with
+    /// retransmission off, those out of a failover's reach, each
+    /// connection's in the order it was given them: given to a connection
+    /// that is gone or closing, or before its `reach_back`, and not
+    /// waiting to be resent. Runs after every datagram or timeout the
+    /// session handles, so that the store holds about two RTTs and a
+    /// feedback interval of each connection's sending, not the whole
+    /// stream up to its byte bound.
+    pub(super) fn prune_store(&mut self, now: Instant) {
+        self.store.prune(now);
+        let conns = &self.conns;
+        let resend = &self.resend;
+        self.store.let_go_unreachable(
+            |id| {
+                conns
+                    .iter()
+                    .find(|c| c.id == id && !c.closing)
+                    .map(|c| c.reach_back)
+            },
+            |seq| resend.contains(seq),
+        );
+    }
+}
+
+/// `at` less `span`, or the origin.
+fn before(at: Instant, span: Duration) -> Instant {
+    Instant::from_nanos(
+        at.as_nanos()
+            .saturating_sub(u64::try_from(span.as_nanos()).unwrap_or(u64::MAX)),
+    )
 }
