@@ -399,7 +399,10 @@ impl Simulation {
         }
         let mut count = 0u64;
         while let Some((now, event)) = self.events.pop_until(self.end) {
-            self.sample_until(now);
+            // Checked here: a row is due once in many events.
+            if self.next_sample <= now {
+                self.sample_until(now);
+            }
             count += 1;
             if count % PROGRESS_EVENTS == 0 {
                 progress(now);
