@@ -8,7 +8,8 @@
 //! of the instructions of 100 NewReno flows, sifting a thousand pending
 //! events on every pop). Time is cut into slots of [`SLOT_NANOS`]; the
 //! events of the next [`WHEEL_SLOTS`] slots wait unsorted in the wheel, one
-//! list a slot, and a bitmap says which lists are not empty. When the clock
+//! list a slot (linked through a pool of nodes, so that a slot costs no
+//! allocation of its own), and a bitmap says which lists are not empty. When the clock
 //! reaches a slot, its list becomes the front, sorted, from which events
 //! are taken in order; an event scheduled into the slot being taken (or an
 //! earlier one) goes straight into the front at its place. Events further
@@ -38,7 +39,7 @@ pub const WHEEL_SLOTS: usize = 4096;
 const WORDS: usize = WHEEL_SLOTS / 64;
 
 /// A scheduled event with its ordering key.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Scheduled<E> {
     /// `(at in nanoseconds) << 64 | sequence`: the order is the key's.
     key: u128,
@@ -63,6 +64,17 @@ impl<E> Ord for Scheduled<E> {
     fn cmp(&self, other: &Self) -> Ordering {
         self.key.cmp(&other.key)
     }
+}
+
+/// The end of a list of the wheel.
+const NIL: u32 = u32::MAX;
+
+/// An event in a list of the wheel.
+#[derive(Clone, Copy, Debug)]
+struct Node<E> {
+    entry: Scheduled<E>,
+    /// The next node of the list (or of the free nodes), `NIL` at the end.
+    next: u32,
 }
 
 /// The key of an event scheduled at `at` with insertion sequence `sequence`.
@@ -99,7 +111,13 @@ pub struct EventQueue<E> {
     /// Sorted by descending key: the next event is the last.
     front: Vec<Scheduled<E>>,
     current: u64,
-    wheel: Vec<Vec<Scheduled<E>>>,
+    /// The nodes of the wheel's lists, and the free ones.
+    nodes: Vec<Node<E>>,
+    /// The first free node.
+    free: u32,
+    /// Per slot of the wheel, the first and last node of its list.
+    heads: Vec<u32>,
+    tails: Vec<u32>,
     /// Bit `i % 64` of word `i / 64`: list `i` of the wheel is not empty.
     occupied: [u64; WORDS],
     in_wheel: usize,
@@ -109,19 +127,22 @@ pub struct EventQueue<E> {
     processed: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> EventQueue<E> {
         EventQueue {
             front: Vec::new(),
             current: 0,
-            wheel: (0..WHEEL_SLOTS).map(|_| Vec::new()).collect(),
+            nodes: Vec::new(),
+            free: NIL,
+            heads: vec![NIL; WHEEL_SLOTS],
+            tails: vec![NIL; WHEEL_SLOTS],
             occupied: [0; WORDS],
             in_wheel: 0,
             far: BinaryHeap::new(),
@@ -169,8 +190,13 @@ impl<E> EventQueue<E> {
             return Some(key_time(first.key));
         }
         if let Some(slot) = self.next_occupied() {
-            let list = self.wheel.get(wheel_index(slot))?;
-            return list.iter().map(|s| s.key).min().map(key_time);
+            let mut node = self.heads.get(wheel_index(slot)).copied().unwrap_or(NIL);
+            let mut first = u128::MAX;
+            while let Some(n) = self.nodes.get(node as usize) {
+                first = first.min(n.entry.key);
+                node = n.next;
+            }
+            return Some(key_time(first));
         }
         self.far.peek().map(|Reverse(s)| key_time(s.key))
     }
@@ -206,16 +232,42 @@ impl<E> EventQueue<E> {
             self.front.insert(position, entry);
         } else if slot - self.current < WHEEL_SLOTS as u64 {
             let index = wheel_index(slot);
-            if let Some(list) = self.wheel.get_mut(index) {
-                list.push(entry);
-                self.in_wheel += 1;
-                if let Some(word) = self.occupied.get_mut(index / 64) {
-                    *word |= 1 << (index % 64);
-                }
+            let Some(node) = self.new_node(entry) else {
+                // Four billion events in the wheel: the heap takes the rest.
+                self.far.push(Reverse(entry));
+                return;
+            };
+            let (Some(head), Some(tail)) = (self.heads.get_mut(index), self.tails.get_mut(index))
+            else {
+                return;
+            };
+            match self.nodes.get_mut(*tail as usize) {
+                Some(last) => last.next = node,
+                None => *head = node,
+            }
+            *tail = node;
+            self.in_wheel += 1;
+            if let Some(word) = self.occupied.get_mut(index / 64) {
+                *word |= 1 << (index % 64);
             }
         } else {
             self.far.push(Reverse(entry));
         }
+    }
+
+    /// A node holding `entry`, free or new; `None` when the pool cannot
+    /// grow (its indices are `u32`).
+    fn new_node(&mut self, entry: Scheduled<E>) -> Option<u32> {
+        let node = Node { entry, next: NIL };
+        if let Some(free) = self.nodes.get_mut(self.free as usize) {
+            let index = self.free;
+            self.free = free.next;
+            *free = node;
+            return Some(index);
+        }
+        let index = u32::try_from(self.nodes.len()).ok().filter(|&i| i != NIL)?;
+        self.nodes.push(node);
+        Some(index)
     }
 
     /// Makes the front hold the next events, moving the clock's slot on to
@@ -232,15 +284,24 @@ impl<E> EventQueue<E> {
             };
             self.current = slot;
             let index = wheel_index(slot);
-            if let Some(list) = self.wheel.get_mut(index) {
-                self.in_wheel -= list.len();
-                // The front is empty: it takes the list's place, and the
-                // list's, with its allocation, the front's.
-                std::mem::swap(list, &mut self.front);
-                self.front.sort_unstable_by(|a, b| b.key.cmp(&a.key));
-                if let Some(word) = self.occupied.get_mut(index / 64) {
-                    *word &= !(1 << (index % 64));
-                }
+            // The slot's list moves to the front, its nodes to the free ones.
+            let mut node = self
+                .heads
+                .get_mut(index)
+                .map_or(NIL, |head| std::mem::replace(head, NIL));
+            if let Some(tail) = self.tails.get_mut(index) {
+                *tail = NIL;
+            }
+            while let Some(n) = self.nodes.get_mut(node as usize) {
+                self.front.push(n.entry);
+                let next = std::mem::replace(&mut n.next, self.free);
+                self.free = node;
+                node = next;
+                self.in_wheel -= 1;
+            }
+            self.front.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            if let Some(word) = self.occupied.get_mut(index / 64) {
+                *word &= !(1 << (index % 64));
             }
             // The wheel now reaches one slot further (or, after a jump,
             // many): the heap's events that it covers move in.
