@@ -299,7 +299,7 @@ impl<E: Copy> EventQueue<E> {
                 node = next;
                 self.in_wheel -= 1;
             }
-            self.front.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            self.front.sort_unstable_by_key(|s| Reverse(s.key));
             if let Some(word) = self.occupied.get_mut(index / 64) {
                 *word &= !(1 << (index % 64));
             }
