@@ -66,14 +66,14 @@ impl<E> Ord for Scheduled<E> {
 }
 
 /// The end of a list of the wheel.
-const NIL: u32 = u32::MAX;
+const NIL: usize = usize::MAX;
 
 /// An event in a list of the wheel.
 #[derive(Clone, Copy, Debug)]
 struct Node<E> {
     entry: Scheduled<E>,
     /// The next node of the list (or of the free nodes), `NIL` at the end.
-    next: u32,
+    next: usize,
 }
 
 /// The key of an event scheduled at `at` with insertion sequence `sequence`.
@@ -113,10 +113,10 @@ pub struct EventQueue<E> {
     /// The nodes of the wheel's lists, and the free ones.
     nodes: Vec<Node<E>>,
     /// The first free node.
-    free: u32,
+    free: usize,
     /// Per slot of the wheel, the first and last node of its list.
-    heads: Vec<u32>,
-    tails: Vec<u32>,
+    heads: Vec<usize>,
+    tails: Vec<usize>,
     /// Bit `i % 64` of word `i / 64`: list `i` of the wheel is not empty.
     occupied: [u64; WORDS],
     in_wheel: usize,
@@ -191,7 +191,7 @@ impl<E: Copy> EventQueue<E> {
         if let Some(slot) = self.next_occupied() {
             let mut node = self.heads.get(wheel_index(slot)).copied().unwrap_or(NIL);
             let mut first = u128::MAX;
-            while let Some(n) = self.nodes.get(node as usize) {
+            while let Some(n) = self.nodes.get(node) {
                 first = first.min(n.entry.key);
                 node = n.next;
             }
@@ -231,16 +231,12 @@ impl<E: Copy> EventQueue<E> {
             self.front.insert(position, entry);
         } else if slot - self.current < WHEEL_SLOTS as u64 {
             let index = wheel_index(slot);
-            let Some(node) = self.new_node(entry) else {
-                // Four billion events in the wheel: the heap takes the rest.
-                self.far.push(Reverse(entry));
-                return;
-            };
+            let node = self.new_node(entry);
             let (Some(head), Some(tail)) = (self.heads.get_mut(index), self.tails.get_mut(index))
             else {
                 return;
             };
-            match self.nodes.get_mut(*tail as usize) {
+            match self.nodes.get_mut(*tail) {
                 Some(last) => last.next = node,
                 None => *head = node,
             }
@@ -254,19 +250,20 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// A node holding `entry`, free or new; `None` when the pool cannot
-    /// grow (its indices are `u32`).
-    fn new_node(&mut self, entry: Scheduled<E>) -> Option<u32> {
+    /// A node holding `entry`, free or new. The links are `usize`, so the
+    /// pool never runs out of indices before memory; with the simulator's
+    /// 16-byte events a node is 48 bytes either way (the key's alignment
+    /// pads a `u32` link as much).
+    fn new_node(&mut self, entry: Scheduled<E>) -> usize {
         let node = Node { entry, next: NIL };
-        if let Some(free) = self.nodes.get_mut(self.free as usize) {
+        if let Some(free) = self.nodes.get_mut(self.free) {
             let index = self.free;
             self.free = free.next;
             *free = node;
-            return Some(index);
+            return index;
         }
-        let index = u32::try_from(self.nodes.len()).ok().filter(|&i| i != NIL)?;
         self.nodes.push(node);
-        Some(index)
+        self.nodes.len() - 1
     }
 
     /// Makes the front hold the next events, moving the clock's slot on to
@@ -291,7 +288,7 @@ impl<E: Copy> EventQueue<E> {
             if let Some(tail) = self.tails.get_mut(index) {
                 *tail = NIL;
             }
-            while let Some(n) = self.nodes.get_mut(node as usize) {
+            while let Some(n) = self.nodes.get_mut(node) {
                 self.front.push(n.entry);
                 let next = std::mem::replace(&mut n.next, self.free);
                 self.free = node;
