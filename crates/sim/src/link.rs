@@ -204,10 +204,10 @@ pub struct LinkDirection<P> {
     stats: LinkStats,
     /// Bandwidth on demand: the capacity is granted timeslots instead
     /// ([`with_bandwidth_on_demand`](Self::with_bandwidth_on_demand)).
-    bod: Option<bod::Bod>,
+    bod: Option<Box<bod::Bod>>,
     /// A WiMAX TDD station's direction: the capacity is the bursts its
     /// cell grants ([`with_tdd`](Self::with_tdd)).
-    tdd: Option<tdd::TddStation>,
+    tdd: Option<Box<tdd::TddStation>>,
 }
 
 impl<P: SimPacket> LinkDirection<P> {
@@ -261,7 +261,9 @@ impl<P: SimPacket> LinkDirection<P> {
         now: Instant,
     ) -> Result<Self, LinkError> {
         let mut link = LinkDirection::new(config, rng, now)?;
-        link.bod = Some(bod::Bod::new(bod, None, now).map_err(LinkError::Bod)?);
+        link.bod = Some(Box::new(
+            bod::Bod::new(bod, None, now).map_err(LinkError::Bod)?,
+        ));
         Ok(link)
     }
 
@@ -277,7 +279,9 @@ impl<P: SimPacket> LinkDirection<P> {
         now: Instant,
     ) -> Result<Self, LinkError> {
         let mut link = LinkDirection::new(config, rng, now)?;
-        link.bod = Some(bod::Bod::new(bod, Some(pool), now).map_err(LinkError::Bod)?);
+        link.bod = Some(Box::new(
+            bod::Bod::new(bod, Some(pool), now).map_err(LinkError::Bod)?,
+        ));
         Ok(link)
     }
 
@@ -297,7 +301,7 @@ impl<P: SimPacket> LinkDirection<P> {
         now: Instant,
     ) -> Result<Self, LinkError> {
         let mut link = LinkDirection::new(config, rng, now)?;
-        link.tdd = Some(tdd::TddStation::new(cell, subframe, now));
+        link.tdd = Some(Box::new(tdd::TddStation::new(cell, subframe, now)));
         Ok(link)
     }
 
