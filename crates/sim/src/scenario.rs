@@ -439,6 +439,23 @@ pub struct MultiConnection {
     pub startup: Option<bool>,
 }
 
+impl MultiConnection {
+    /// One connection to start with, under `controller`, every other key
+    /// at its default (what a flow gets that names none of them).
+    pub fn one(controller: Controller) -> MultiConnection {
+        MultiConnection {
+            conns: 1,
+            controller,
+            policy: fairstream_proto::session::SplitPolicy::Earliest,
+            start_offset: Duration::from_millis(500),
+            rtt_min_lifetime: None,
+            gamma: None,
+            queue_packets: None,
+            startup: None,
+        }
+    }
+}
+
 /// The connection-count controller of a multi-connection flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Controller {

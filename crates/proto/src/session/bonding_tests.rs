@@ -168,6 +168,22 @@ fn run_with(
     }
 }
 
+/// Path 0 drops everything, both ways, from `from_ms` to `until_ms`.
+fn path_0_cut(from_ms: u64, until_ms: u64) -> impl Fn(Instant, usize) -> bool + Copy {
+    move |now, path| {
+        path == 0 && now >= Instant::from_millis(from_ms) && now < Instant::from_millis(until_ms)
+    }
+}
+
+/// When the run first reported `event`.
+fn first(run: &Outcome, event: SessionEvent) -> Instant {
+    run.events
+        .iter()
+        .find(|(_, e)| *e == event)
+        .map(|(at, _)| *at)
+        .unwrap_or_else(|| panic!("{event:?} never reported"))
+}
+
 const FAST: PathLink = PathLink {
     bytes_per_sec: 250_000.0,
     delay: Duration::from_millis(20),
@@ -214,9 +230,7 @@ fn two_paths_carry_more_than_either_alone_in_order() {
 #[test]
 fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
     // The fast path drops everything, both ways, from 10 s to 20 s.
-    let down = |now: Instant, path: usize| {
-        path == 0 && now >= Instant::from_millis(10_000) && now < Instant::from_millis(20_000)
-    };
+    let down = path_0_cut(10_000, 20_000);
     let run = run(
         &[FAST, SLOW],
         Duration::from_secs(40),
@@ -237,18 +251,8 @@ fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
             ))
             .collect::<Vec<_>>()
     );
-    let went_down = run
-        .events
-        .iter()
-        .find(|(_, e)| *e == SessionEvent::PathDown { path: 0 })
-        .map(|(at, _)| *at)
-        .expect("path 0 reported down");
-    let came_back = run
-        .events
-        .iter()
-        .find(|(_, e)| *e == SessionEvent::PathUp { path: 0 })
-        .map(|(at, _)| *at)
-        .expect("path 0 reported up again");
+    let went_down = first(&run, SessionEvent::PathDown { path: 0 });
+    let came_back = first(&run, SessionEvent::PathUp { path: 0 });
     // Found dead within a second (four RTTs, at least 500 ms), and back
     // within a few seconds of answering again.
     assert!(went_down < Instant::from_millis(11_000), "{went_down:?}");
@@ -277,9 +281,7 @@ fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
 /// within about a second of the cut's end.
 #[test]
 fn a_down_path_is_probed_at_least_once_a_second() {
-    let down = |now: Instant, path: usize| {
-        path == 0 && now >= Instant::from_millis(10_000) && now < Instant::from_millis(16_000)
-    };
+    let down = path_0_cut(10_000, 16_000);
     let run = run(
         &[FAST, SLOW],
         Duration::from_secs(24),
@@ -287,12 +289,7 @@ fn a_down_path_is_probed_at_least_once_a_second() {
         false,
         down,
     );
-    let came_back = run
-        .events
-        .iter()
-        .find(|(_, e)| *e == SessionEvent::PathUp { path: 0 })
-        .map(|(at, _)| *at)
-        .expect("path 0 reported up again");
+    let came_back = first(&run, SessionEvent::PathUp { path: 0 });
     assert!(
         came_back >= Instant::from_millis(16_000) && came_back < Instant::from_millis(17_200),
         "back at {came_back:?}"
@@ -380,9 +377,7 @@ fn key_datagrams_go_on_two_paths_and_arrive_once() {
     // sent meanwhile (until the path is suspect) arrive by the other. The
     // stream (100 kB/s) fits either path, so a copy takes no datagram's
     // place.
-    let down = |now: Instant, path: usize| {
-        path == 0 && now >= Instant::from_millis(10_000) && now < Instant::from_millis(20_000)
-    };
+    let down = path_0_cut(10_000, 20_000);
     let plain = run(
         &[FAST, SLOW],
         Duration::from_secs(30),

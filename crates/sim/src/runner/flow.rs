@@ -296,16 +296,7 @@ impl FlowState {
         let mut endpoints = endpoints;
         // A media flow with retransmission needs a session, which one plain
         // DCCP connection lacks: it gets a one-connection session.
-        let one_connection = MultiConnection {
-            conns: 1,
-            controller: Controller::Fixed,
-            policy: fairstream_proto::session::SplitPolicy::Earliest,
-            start_offset: Duration::from_millis(500),
-            rtt_min_lifetime: None,
-            gamma: None,
-            queue_packets: None,
-            startup: None,
-        };
+        let one_connection = MultiConnection::one(Controller::Fixed);
         let multi = flow.multi.as_ref().or(flow
             .media
             .as_ref()

@@ -827,16 +827,7 @@ fn via_from_raw(
         }
         via.push(node);
     }
-    let multi = multi.unwrap_or(MultiConnection {
-        conns: 1,
-        controller: Controller::Adaptive,
-        policy: fairstream_proto::session::SplitPolicy::Earliest,
-        start_offset: Duration::from_millis(500),
-        rtt_min_lifetime: None,
-        gamma: None,
-        queue_packets: None,
-        startup: None,
-    });
+    let multi = multi.unwrap_or(MultiConnection::one(Controller::Adaptive));
     Ok((via, Some(multi)))
 }
 
