@@ -80,6 +80,22 @@ pub(super) struct SessionEnds {
     /// arrive on, which the receiver's answers take back (as `fairstream
     /// recv` answers each connection at the address it hears it from).
     reply_paths: std::collections::BTreeMap<u16, u8>,
+    /// The sender's and the receiver's [`poll_timeout`] as
+    /// [`next_wake`](Self::next_wake) found them, kept until either
+    /// session changes: the wake-up they asked for then finds them
+    /// unchanged and need not ask again.
+    ///
+    /// [`poll_timeout`]: SenderSession::poll_timeout
+    timeouts: std::cell::Cell<Option<(Option<Instant>, Option<Instant>)>>,
+    /// The sender's `poll_transmit` last returned nothing, and since then
+    /// the sender has had no datagram, timer, data or close: asking again
+    /// would find nothing either (every deadline of the session is in its
+    /// `poll_timeout`).
+    sender_idle: bool,
+    /// Datagrams given to the sender so far (accepted or not).
+    sends: u64,
+    /// The same for the receiver.
+    receiver_idle: bool,
     pub(super) stats: SessionStats,
 }
 
@@ -243,6 +259,10 @@ impl SessionEnds {
             per_connection_depth,
             open_intervals: std::collections::BTreeMap::new(),
             reply_paths: std::collections::BTreeMap::new(),
+            timeouts: std::cell::Cell::new(None),
+            sender_idle: false,
+            sends: 0,
+            receiver_idle: false,
             stats: SessionStats::default(),
         })
     }
@@ -259,27 +279,41 @@ impl SessionEnds {
 
     /// Timers, the application's data, and what both sessions send.
     pub(super) fn service(&mut self, now: Instant, active: bool, out: &mut Vec<(bool, Body)>) {
-        if self.sender.poll_timeout().is_some_and(|t| t <= now) {
+        let (sender_timeout, receiver_timeout) = self
+            .timeouts
+            .take()
+            .unwrap_or_else(|| (self.sender.poll_timeout(), self.receiver.poll_timeout()));
+        if sender_timeout.is_some_and(|t| t <= now) {
             self.sender.handle_timeout(now);
+            self.sender_idle = false;
         }
-        if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
+        if receiver_timeout.is_some_and(|t| t <= now) {
             self.receiver.handle_timeout(now);
+            self.receiver_idle = false;
         }
         if !active && !self.closing {
             self.sender.close(now);
             self.closing = true;
+            self.sender_idle = false;
         }
         loop {
-            if active {
-                self.feed(now);
+            if active && self.feed(now) {
+                self.sender_idle = false;
+            }
+            if self.sender_idle {
+                break;
             }
             let Some(transmit) = self.sender.poll_transmit(now, &mut self.buf) else {
+                self.sender_idle = true;
                 break;
             };
             out.push((true, body(&self.buf, transmit.ecn)));
         }
-        while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
-            out.push((false, body(&self.buf, transmit.ecn)));
+        if !self.receiver_idle {
+            while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
+                out.push((false, body(&self.buf, transmit.ecn)));
+            }
+            self.receiver_idle = true;
         }
         while let Some(event) = self.sender.poll_event() {
             match event {
@@ -291,7 +325,14 @@ impl SessionEnds {
         self.read(now);
     }
 
-    fn feed(&mut self, now: Instant) {
+    /// Gives the sender what the application has; whether it gave any.
+    fn feed(&mut self, now: Instant) -> bool {
+        let sends = self.sends;
+        self.feed_queue(now);
+        self.sends != sends
+    }
+
+    fn feed_queue(&mut self, now: Instant) {
         if let (Some(relay), Some(media)) = (&self.relay_in, &self.media) {
             // The proxy sends what it holds as fast as the session allows,
             // each packet with its frame's GOP, key and playout time.
@@ -300,6 +341,7 @@ impl SessionEnds {
                     return;
                 };
                 let meta = media.meta_of_packet(&packet.bytes);
+                self.sends += 1;
                 if self.sender.send_with(now, &packet.bytes, meta).is_err() {
                     self.stats.app_drops += 1;
                 }
@@ -328,6 +370,7 @@ impl SessionEnds {
                     return;
                 };
                 let packet = packet.to_vec();
+                self.sends += 1;
                 if self
                     .sender
                     .send_with(now, &packet, media.last_meta())
@@ -346,6 +389,7 @@ impl SessionEnds {
             let size = (size as usize).min(self.payload.len());
             let gop = self.fed / PSEUDO_GOP_DATAGRAMS;
             self.fed += 1;
+            self.sends += 1;
             if self.sender.send(now, &self.payload[..size], gop).is_err() {
                 self.stats.app_drops += 1;
                 return;
@@ -427,6 +471,8 @@ impl SessionEnds {
             }
         }
         let iss = self.rng.next_u64();
+        self.timeouts.set(None);
+        self.receiver_idle = false;
         self.receiver.handle_datagram_ecn(now, bytes, ecn, iss);
         let endpoint = self.receiver.endpoint();
         let mut received = 0;
@@ -456,6 +502,8 @@ impl SessionEnds {
         path: u8,
         sample: bool,
     ) {
+        self.timeouts.set(None);
+        self.sender_idle = false;
         self.sender
             .handle_datagram_on(now, usize::from(path), bytes, ecn);
         if sample {
@@ -488,14 +536,12 @@ impl SessionEnds {
         } else {
             self.source.next_ready()
         };
-        [
-            self.sender.poll_timeout(),
-            self.receiver.poll_timeout(),
-            app,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let (sender, receiver) = self.timeouts.get().unwrap_or_else(|| {
+            let timeouts = (self.sender.poll_timeout(), self.receiver.poll_timeout());
+            self.timeouts.set(Some(timeouts));
+            timeouts
+        });
+        [sender, receiver, app].into_iter().flatten().min()
     }
 
     /// The rate the open connections together allow, bits/s.
