@@ -80,13 +80,13 @@ pub(super) struct SessionEnds {
     /// arrive on, which the receiver's answers take back (as `fairstream
     /// recv` answers each connection at the address it hears it from).
     reply_paths: std::collections::BTreeMap<u16, u8>,
-    /// The sender's and the receiver's [`poll_timeout`] as
-    /// [`next_wake`](Self::next_wake) found them, kept until either
-    /// session changes: the wake-up they asked for then finds them
-    /// unchanged and need not ask again.
-    ///
-    /// [`poll_timeout`]: SenderSession::poll_timeout
-    timeouts: std::cell::Cell<Option<(Option<Instant>, Option<Instant>)>>,
+    /// The sender's [`poll_timeout`](SenderSession::poll_timeout) as last
+    /// asked, kept until the sender changes: most wake-ups and arrivals
+    /// change only one of the two sessions, and the other's deadline
+    /// stands.
+    sender_timeout: std::cell::Cell<Option<Option<Instant>>>,
+    /// The same for the receiver.
+    receiver_timeout: std::cell::Cell<Option<Option<Instant>>>,
     /// The sender's `poll_transmit` last returned nothing, and since then
     /// the sender has had no datagram, timer, data or close: asking again
     /// would find nothing either (every deadline of the session is in its
@@ -259,7 +259,8 @@ impl SessionEnds {
             per_connection_depth,
             open_intervals: std::collections::BTreeMap::new(),
             reply_paths: std::collections::BTreeMap::new(),
-            timeouts: std::cell::Cell::new(None),
+            sender_timeout: std::cell::Cell::new(None),
+            receiver_timeout: std::cell::Cell::new(None),
             sender_idle: false,
             sends: 0,
             receiver_idle: false,
@@ -279,30 +280,36 @@ impl SessionEnds {
 
     /// Timers, the application's data, and what both sessions send.
     pub(super) fn service(&mut self, now: Instant, active: bool, out: &mut Vec<(bool, Body)>) {
-        let (sender_timeout, receiver_timeout) = self
-            .timeouts
-            .take()
-            .unwrap_or_else(|| (self.sender.poll_timeout(), self.receiver.poll_timeout()));
+        let sender_timeout = self.sender_timeout();
+        let receiver_timeout = self.receiver_timeout();
+        // Whether this call may change a session (and so its deadline).
+        let mut sender_touched = false;
+        let mut receiver_touched = false;
         if sender_timeout.is_some_and(|t| t <= now) {
             self.sender.handle_timeout(now);
             self.sender_idle = false;
+            sender_touched = true;
         }
         if receiver_timeout.is_some_and(|t| t <= now) {
             self.receiver.handle_timeout(now);
             self.receiver_idle = false;
+            receiver_touched = true;
         }
         if !active && !self.closing {
             self.sender.close(now);
             self.closing = true;
             self.sender_idle = false;
+            sender_touched = true;
         }
         loop {
             if active && self.feed(now) {
                 self.sender_idle = false;
+                sender_touched = true;
             }
             if self.sender_idle {
                 break;
             }
+            sender_touched = true;
             let Some(transmit) = self.sender.poll_transmit(now, &mut self.buf) else {
                 self.sender_idle = true;
                 break;
@@ -310,10 +317,17 @@ impl SessionEnds {
             out.push((true, body(&self.buf, transmit.ecn)));
         }
         if !self.receiver_idle {
+            receiver_touched = true;
             while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
                 out.push((false, body(&self.buf, transmit.ecn)));
             }
             self.receiver_idle = true;
+        }
+        if sender_touched {
+            self.sender_timeout.set(None);
+        }
+        if receiver_touched {
+            self.receiver_timeout.set(None);
         }
         while let Some(event) = self.sender.poll_event() {
             match event {
@@ -323,6 +337,24 @@ impl SessionEnds {
             }
         }
         self.read(now);
+    }
+
+    /// The sender's next deadline, asked once after each change.
+    fn sender_timeout(&self) -> Option<Instant> {
+        self.sender_timeout.get().unwrap_or_else(|| {
+            let timeout = self.sender.poll_timeout();
+            self.sender_timeout.set(Some(timeout));
+            timeout
+        })
+    }
+
+    /// The receiver's next deadline, asked once after each change.
+    fn receiver_timeout(&self) -> Option<Instant> {
+        self.receiver_timeout.get().unwrap_or_else(|| {
+            let timeout = self.receiver.poll_timeout();
+            self.receiver_timeout.set(Some(timeout));
+            timeout
+        })
     }
 
     /// Gives the sender what the application has; whether it gave any.
@@ -471,7 +503,7 @@ impl SessionEnds {
             }
         }
         let iss = self.rng.next_u64();
-        self.timeouts.set(None);
+        self.receiver_timeout.set(None);
         self.receiver_idle = false;
         self.receiver.handle_datagram_ecn(now, bytes, ecn, iss);
         let endpoint = self.receiver.endpoint();
@@ -502,7 +534,7 @@ impl SessionEnds {
         path: u8,
         sample: bool,
     ) {
-        self.timeouts.set(None);
+        self.sender_timeout.set(None);
         self.sender_idle = false;
         self.sender
             .handle_datagram_on(now, usize::from(path), bytes, ecn);
@@ -536,12 +568,10 @@ impl SessionEnds {
         } else {
             self.source.next_ready()
         };
-        let (sender, receiver) = self.timeouts.get().unwrap_or_else(|| {
-            let timeouts = (self.sender.poll_timeout(), self.receiver.poll_timeout());
-            self.timeouts.set(Some(timeouts));
-            timeouts
-        });
-        [sender, receiver, app].into_iter().flatten().min()
+        [self.sender_timeout(), self.receiver_timeout(), app]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The rate the open connections together allow, bits/s.
