@@ -96,11 +96,17 @@ impl TimerTable {
 
     /// The earliest deadline of a timer that needs a wake-up.
     pub fn next(&self) -> Option<Instant> {
-        Timer::ALL
-            .iter()
-            .filter(|t| t.wakes())
-            .filter_map(|&t| self.get(t))
-            .min()
+        // One pass over the table, without a lookup a timer: the driver
+        // asks on every wake-up, of every connection.
+        let mut next: Option<Instant> = None;
+        for (timer, deadline) in Timer::ALL.iter().zip(&self.deadlines) {
+            if let Some(at) = *deadline {
+                if timer.wakes() && next.is_none_or(|n| at < n) {
+                    next = Some(at);
+                }
+            }
+        }
+        next
     }
 
     /// The timers due at `now` that need action, in table order.

@@ -80,6 +80,22 @@ pub(super) struct SessionEnds {
     /// arrive on, which the receiver's answers take back (as `fairstream
     /// recv` answers each connection at the address it hears it from).
     reply_paths: std::collections::BTreeMap<u16, u8>,
+    /// The sender's [`poll_timeout`](SenderSession::poll_timeout) as last
+    /// asked, kept until the sender changes: most wake-ups and arrivals
+    /// change only one of the two sessions, and the other's deadline
+    /// stands.
+    sender_timeout: std::cell::Cell<Option<Option<Instant>>>,
+    /// The same for the receiver.
+    receiver_timeout: std::cell::Cell<Option<Option<Instant>>>,
+    /// The sender's `poll_transmit` last returned nothing, and since then
+    /// the sender has had no datagram, timer, data or close: asking again
+    /// would find nothing either (every deadline of the session is in its
+    /// `poll_timeout`).
+    sender_idle: bool,
+    /// Datagrams given to the sender so far (accepted or not).
+    sends: u64,
+    /// The same for the receiver.
+    receiver_idle: bool,
     pub(super) stats: SessionStats,
 }
 
@@ -243,6 +259,11 @@ impl SessionEnds {
             per_connection_depth,
             open_intervals: std::collections::BTreeMap::new(),
             reply_paths: std::collections::BTreeMap::new(),
+            sender_timeout: std::cell::Cell::new(None),
+            receiver_timeout: std::cell::Cell::new(None),
+            sender_idle: false,
+            sends: 0,
+            receiver_idle: false,
             stats: SessionStats::default(),
         })
     }
@@ -259,27 +280,54 @@ impl SessionEnds {
 
     /// Timers, the application's data, and what both sessions send.
     pub(super) fn service(&mut self, now: Instant, active: bool, out: &mut Vec<(bool, Body)>) {
-        if self.sender.poll_timeout().is_some_and(|t| t <= now) {
+        let sender_timeout = self.sender_timeout();
+        let receiver_timeout = self.receiver_timeout();
+        // Whether this call may change a session (and so its deadline).
+        let mut sender_touched = false;
+        let mut receiver_touched = false;
+        if sender_timeout.is_some_and(|t| t <= now) {
             self.sender.handle_timeout(now);
+            self.sender_idle = false;
+            sender_touched = true;
         }
-        if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
+        if receiver_timeout.is_some_and(|t| t <= now) {
             self.receiver.handle_timeout(now);
+            self.receiver_idle = false;
+            receiver_touched = true;
         }
         if !active && !self.closing {
             self.sender.close(now);
             self.closing = true;
+            self.sender_idle = false;
+            sender_touched = true;
         }
         loop {
-            if active {
-                self.feed(now);
+            if active && self.feed(now) {
+                self.sender_idle = false;
+                sender_touched = true;
             }
+            if self.sender_idle {
+                break;
+            }
+            sender_touched = true;
             let Some(transmit) = self.sender.poll_transmit(now, &mut self.buf) else {
+                self.sender_idle = true;
                 break;
             };
             out.push((true, body(&self.buf, transmit.ecn)));
         }
-        while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
-            out.push((false, body(&self.buf, transmit.ecn)));
+        if !self.receiver_idle {
+            receiver_touched = true;
+            while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
+                out.push((false, body(&self.buf, transmit.ecn)));
+            }
+            self.receiver_idle = true;
+        }
+        if sender_touched {
+            self.sender_timeout.set(None);
+        }
+        if receiver_touched {
+            self.receiver_timeout.set(None);
         }
         while let Some(event) = self.sender.poll_event() {
             match event {
@@ -291,7 +339,32 @@ impl SessionEnds {
         self.read(now);
     }
 
-    fn feed(&mut self, now: Instant) {
+    /// The sender's next deadline, asked once after each change.
+    fn sender_timeout(&self) -> Option<Instant> {
+        self.sender_timeout.get().unwrap_or_else(|| {
+            let timeout = self.sender.poll_timeout();
+            self.sender_timeout.set(Some(timeout));
+            timeout
+        })
+    }
+
+    /// The receiver's next deadline, asked once after each change.
+    fn receiver_timeout(&self) -> Option<Instant> {
+        self.receiver_timeout.get().unwrap_or_else(|| {
+            let timeout = self.receiver.poll_timeout();
+            self.receiver_timeout.set(Some(timeout));
+            timeout
+        })
+    }
+
+    /// Gives the sender what the application has; whether it gave any.
+    fn feed(&mut self, now: Instant) -> bool {
+        let sends = self.sends;
+        self.feed_queue(now);
+        self.sends != sends
+    }
+
+    fn feed_queue(&mut self, now: Instant) {
         if let (Some(relay), Some(media)) = (&self.relay_in, &self.media) {
             // The proxy sends what it holds as fast as the session allows,
             // each packet with its frame's GOP, key and playout time.
@@ -300,6 +373,7 @@ impl SessionEnds {
                     return;
                 };
                 let meta = media.meta_of_packet(&packet.bytes);
+                self.sends += 1;
                 if self.sender.send_with(now, &packet.bytes, meta).is_err() {
                     self.stats.app_drops += 1;
                 }
@@ -328,6 +402,7 @@ impl SessionEnds {
                     return;
                 };
                 let packet = packet.to_vec();
+                self.sends += 1;
                 if self
                     .sender
                     .send_with(now, &packet, media.last_meta())
@@ -346,6 +421,7 @@ impl SessionEnds {
             let size = (size as usize).min(self.payload.len());
             let gop = self.fed / PSEUDO_GOP_DATAGRAMS;
             self.fed += 1;
+            self.sends += 1;
             if self.sender.send(now, &self.payload[..size], gop).is_err() {
                 self.stats.app_drops += 1;
                 return;
@@ -427,6 +503,8 @@ impl SessionEnds {
             }
         }
         let iss = self.rng.next_u64();
+        self.receiver_timeout.set(None);
+        self.receiver_idle = false;
         self.receiver.handle_datagram_ecn(now, bytes, ecn, iss);
         let endpoint = self.receiver.endpoint();
         let mut received = 0;
@@ -456,6 +534,8 @@ impl SessionEnds {
         path: u8,
         sample: bool,
     ) {
+        self.sender_timeout.set(None);
+        self.sender_idle = false;
         self.sender
             .handle_datagram_on(now, usize::from(path), bytes, ecn);
         if sample {
@@ -488,14 +568,10 @@ impl SessionEnds {
         } else {
             self.source.next_ready()
         };
-        [
-            self.sender.poll_timeout(),
-            self.receiver.poll_timeout(),
-            app,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.sender_timeout(), self.receiver_timeout(), app]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The rate the open connections together allow, bits/s.
