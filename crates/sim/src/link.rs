@@ -478,10 +478,17 @@ impl<P: SimPacket> LinkDirection<P> {
     }
 
     /// Counts (and keeps, if asked) what the queue dropped on its own.
+    /// Inline: it runs after every enqueue and dequeue and almost always
+    /// finds nothing (issue 18's profile: its call was 2 % of a NewReno run).
+    #[inline]
     fn collect_queue_drops(&mut self) {
-        if !self.queue.has_dropped() {
-            return;
+        if self.queue.has_dropped() {
+            self.take_queue_drops();
         }
+    }
+
+    #[cold]
+    fn take_queue_drops(&mut self) {
         let drops = self.queue.take_dropped();
         self.stats.queue_drops += drops.len() as u64;
         if let Some(kept) = &mut self.dropped {
