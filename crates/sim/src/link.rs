@@ -555,9 +555,25 @@ impl<P: SimPacket> LinkDirection<P> {
         u64::from(packet.size_bytes()) + u64::from(self.overhead_bytes)
     }
 
-    /// Does all the work due at or before `now`.
+    /// Does all the work due at or before `now`. Inline for a fixed-rate
+    /// link with nothing due, which most enqueues find (issue 18).
+    #[inline]
     fn advance(&mut self, now: Instant) {
         self.clock = self.clock.max(now);
+        let fixed = matches!(self.capacity, Capacity::Fixed(_));
+        if fixed && self.tdd.is_none() && self.bod.is_none() {
+            if self.in_service.as_ref().is_some_and(|s| s.finish <= now) {
+                self.advance_fixed(now);
+            }
+            return;
+        }
+        self.advance_scheduled(now);
+    }
+
+    /// [`advance`](Self::advance) for a TDD, bandwidth-on-demand or
+    /// trace-driven link.
+    #[inline(never)]
+    fn advance_scheduled(&mut self, now: Instant) {
         if self.tdd.is_some() {
             self.advance_tdd(now);
             return;
@@ -572,6 +588,7 @@ impl<P: SimPacket> LinkDirection<P> {
         }
     }
 
+    #[inline(never)]
     fn advance_fixed(&mut self, now: Instant) {
         while let Some(service) = self.in_service.take_if(|s| s.finish <= now) {
             let finish = service.finish;
