@@ -371,7 +371,28 @@ impl<P: SimPacket> LinkDirection<P> {
     /// an `enqueue` finished packets that `process` has not yet collected —
     /// the latest time the link was given. Never earlier than that time;
     /// `None` when idle.
+    #[inline]
     pub fn next_event(&self) -> Option<Instant> {
+        if self.tdd.is_some() || self.bod.is_some() {
+            return self.next_granted_event();
+        }
+        let transmitter = match &self.capacity {
+            Capacity::Fixed(_) => self.in_service.as_ref().map(|s| s.finish),
+            Capacity::Trace(trace) => (self.in_service.is_some() || !self.queue.is_empty())
+                .then(|| self.start + trace.opportunity_offset(self.next_opportunity)),
+        };
+        if self.pending.is_empty() {
+            transmitter
+        } else {
+            Some(self.clock)
+        }
+    }
+
+    /// [`next_event`](Self::next_event) for a TDD station or a
+    /// bandwidth-on-demand terminal, which send only in what they are
+    /// granted.
+    #[inline(never)]
+    fn next_granted_event(&self) -> Option<Instant> {
         if let Some(station) = &self.tdd {
             let waiting = self.in_service.is_some() || !self.queue.is_empty();
             let transmitter = if waiting && station.left() > 0 {
@@ -414,16 +435,7 @@ impl<P: SimPacket> LinkDirection<P> {
                 Some(self.clock)
             };
         }
-        let transmitter = match &self.capacity {
-            Capacity::Fixed(_) => self.in_service.as_ref().map(|s| s.finish),
-            Capacity::Trace(trace) => (self.in_service.is_some() || !self.queue.is_empty())
-                .then(|| self.start + trace.opportunity_offset(self.next_opportunity)),
-        };
-        if self.pending.is_empty() {
-            transmitter
-        } else {
-            Some(self.clock)
-        }
+        None
     }
 
     /// Runs the link up to `now` and returns the packets that finished
