@@ -515,6 +515,31 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_handle_stays_small_and_reads_like_its_packet() {
+        // Queues, transmitters and deliveries move the handle on every
+        // step of every hop (issue 18).
+        assert!(std::mem::size_of::<PacketRef>() <= 24);
+        let packet = Packet {
+            id: 7,
+            flow: 3,
+            toward_receiver: false,
+            path: 0,
+            sent_at: Instant::ZERO,
+            ecn: Ecn::Ect0,
+            class: TrafficClass::Default,
+            body: Body::Datagram { size: 321 },
+        };
+        let mut handle = PacketRef::new(&packet, 5, 2);
+        assert_eq!((handle.slot, handle.hop), (5, 2));
+        assert_eq!(handle.size_bytes(), packet.size_bytes());
+        assert_eq!(handle.flow_key(), packet.flow_key());
+        assert_eq!(handle.class(), packet.class());
+        assert_eq!(handle.ecn(), Ecn::Ect0);
+        handle.set_ce();
+        assert_eq!(handle.ecn(), Ecn::Ce);
+    }
+
+    #[test]
     fn packet_sizes_come_from_the_body() {
         let datagram = Packet {
             id: 0,
