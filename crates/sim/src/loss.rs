@@ -195,7 +195,9 @@ pub enum LossModel {
 }
 
 impl LossModel {
-    /// Whether the next packet is lost on the channel.
+    /// Whether the next packet is lost on the channel. Inline: every
+    /// packet a link finishes asks, and most links lose nothing.
+    #[inline]
     pub fn lose(&mut self, rng: &mut SimRng) -> bool {
         match self {
             LossModel::None => false,

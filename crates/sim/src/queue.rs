@@ -321,11 +321,13 @@ impl<P: SimPacket> Queue<P> {
 
     /// Whether [`take_dropped`](Self::take_dropped) has anything to give
     /// (cheaper to ask on every packet than to take an empty list).
+    #[inline]
     pub fn has_dropped(&self) -> bool {
         !self.dropped.is_empty()
     }
 
     /// Packets queued.
+    #[inline]
     pub fn len_packets(&self) -> usize {
         match &self.discipline {
             Discipline::Fifo(fifo) => fifo.len_packets(),
@@ -336,6 +338,7 @@ impl<P: SimPacket> Queue<P> {
     }
 
     /// Bytes queued.
+    #[inline]
     pub fn len_bytes(&self) -> u64 {
         match &self.discipline {
             Discipline::Fifo(fifo) => fifo.len_bytes(),
@@ -346,6 +349,7 @@ impl<P: SimPacket> Queue<P> {
     }
 
     /// Whether nothing is queued.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }

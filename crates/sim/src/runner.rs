@@ -36,12 +36,12 @@ mod bursts;
 mod capture;
 mod dccp;
 mod flow;
-mod in_flight;
 mod layered;
 mod media;
 mod relay;
 mod series;
 mod session;
+mod store;
 mod summary;
 mod tcp_media;
 mod voice;
@@ -56,17 +56,17 @@ use thiserror::Error;
 
 use crate::engine::EventQueue;
 use crate::link::{Delivery, EnqueueOutcome};
-use crate::network::{direction_index, Body, Network, NetworkError, Packet};
+use crate::network::{direction_index, Body, Network, NetworkError, Packet, PacketRef};
 use crate::scenario::{Hop, RelayRole, Scenario};
 use crate::tcp::TcpConfigError;
 
 use capture::{Captures, FlowAddresses};
 use dccp::node_address;
 use flow::FlowState;
-use in_flight::{Arrival, InFlight, Slot};
 pub use media::MediaSetupError;
 use series::LinkCounters;
 pub use series::{FlowSample, FlowSeries, LinkSample, LinkSeries, TimeSeries, SERIES_INTERVAL};
+use store::PacketStore;
 pub use summary::{
     ArqOutcome, BodOutcome, BodPoolOutcome, BufferOutcome, ConnectionsShare, FlowSummary,
     LinkSummary, MediaOutcome, PacketAccounting, PathOutcome, RateStats, Summary, TddOutcome,
@@ -148,16 +148,16 @@ pub enum SimError {
 }
 
 /// Something due at a moment of virtual time. Small (16 bytes) on purpose:
-/// the event queue moves its entries on every push and pop, so a packet in
-/// flight waits in [`InFlight`] and its event carries only the slot.
+/// the event queue moves its entries on every push and pop, so a packet
+/// waits in the [`PacketStore`] and its event carries only the slot.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// A link direction's `next_event` is due (`direction`: 0 forward, 1
     /// reverse, as [`direction_index`]).
     LinkWake { link: usize, direction: u8 },
-    /// A packet reached the far end of a hop of its route; the packet and
-    /// the hop's index wait in the slot.
-    Arrive { slot: Slot },
+    /// The packet in store slot `slot` reached the far end of hop `hop`
+    /// (an index into its flow's route).
+    Arrive { slot: u32, hop: u32 },
     /// A flow's start or timer is due.
     FlowWake { flow: usize },
 }
@@ -171,11 +171,11 @@ pub struct Simulation {
     network: Network,
     /// Per link, per direction: the wake-up currently scheduled.
     link_wakes: Vec<[Option<Instant>; 2]>,
-    /// The packets an `Arrive` event is pending for.
-    in_flight: InFlight,
+    /// Every packet in the network; links carry their [`PacketRef`]s.
+    store: PacketStore,
     /// Scratch buffers, kept so that handling an event allocates nothing:
     /// what a link direction delivered, and what a flow sends.
-    deliveries: Vec<Delivery<Packet>>,
+    deliveries: Vec<Delivery<PacketRef>>,
     outbox: Vec<(bool, Body)>,
     flows: Vec<FlowState>,
     next_packet_id: u64,
@@ -284,7 +284,7 @@ impl Simulation {
             end,
             events,
             link_wakes: vec![[None; 2]; network.links().len()],
-            in_flight: InFlight::default(),
+            store: PacketStore::default(),
             deliveries: Vec::new(),
             outbox: Vec::new(),
             link_counters: vec![[LinkCounters::default(); 2]; network.links().len()],
@@ -410,11 +410,7 @@ impl Simulation {
                 Event::LinkWake { link, direction } => {
                     self.on_link_wake(now, link, usize::from(direction));
                 }
-                Event::Arrive { slot } => {
-                    if let Some(Arrival { packet, hop }) = self.in_flight.take(slot) {
-                        self.on_arrive(now, packet, hop);
-                    }
-                }
+                Event::Arrive { slot, hop } => self.on_arrive(now, slot, hop),
                 Event::FlowWake { flow } => self.on_flow_wake(now, flow),
             }
         }
@@ -472,7 +468,10 @@ impl Simulation {
         let dropped = link_direction.take_dropped_packets();
         self.count_queue_drops(dropped.into_iter().map(|drop| drop.packet));
         self.accounting.channel_losses += lost.len() as u64;
-        for packet in lost {
+        for handle in lost {
+            let Some(packet) = self.store.take(handle.slot) else {
+                continue;
+            };
             if packet.toward_receiver {
                 if let Some(flow) = self.flows.get_mut(packet.flow) {
                     flow.stats.channel_losses += 1;
@@ -481,43 +480,53 @@ impl Simulation {
             }
         }
         for delivery in deliveries.drain(..) {
-            let hop = self.flows.get(delivery.packet.flow).and_then(|flow| {
-                flow.route(delivery.packet.toward_receiver, delivery.packet.path)
-                    .iter()
-                    .position(|h| h.link.0 == link && direction_index(h.direction) == direction)
-            });
-            if let (Some(captures), Some(addresses)) = (
-                self.captures.as_mut(),
-                self.addresses.get(delivery.packet.flow),
-            ) {
-                captures.record(link, direction, delivery.at, &delivery.packet, addresses);
+            let handle = delivery.packet;
+            let Some(packet) = self.store.get_mut(handle.slot) else {
+                continue;
+            };
+            // A queue of this hop may have marked it CE.
+            packet.ecn = handle.ecn;
+            if let (Some(captures), Some(addresses)) =
+                (self.captures.as_mut(), self.addresses.get(packet.flow))
+            {
+                captures.record(link, direction, delivery.at, packet, addresses);
             }
-            if let Some(hop) = hop {
-                self.accounting.in_flight_between_links += 1;
-                let slot = self.in_flight.insert(Arrival {
-                    packet: delivery.packet,
-                    hop,
-                });
-                self.events.schedule(delivery.at, Event::Arrive { slot });
-            }
+            self.accounting.in_flight_between_links += 1;
+            self.events.schedule(
+                delivery.at,
+                Event::Arrive {
+                    slot: handle.slot,
+                    hop: handle.hop,
+                },
+            );
         }
         self.deliveries = deliveries;
         self.arm_link(now, link, direction);
     }
 
-    fn on_arrive(&mut self, now: Instant, packet: Packet, hop: usize) {
+    /// The packet in `slot` crossed hop `hop` of its route: on to the next
+    /// hop, or to its destination host.
+    fn on_arrive(&mut self, now: Instant, slot: u32, hop: u32) {
         self.accounting.in_flight_between_links -= 1;
-        let Some(flow) = self.flows.get_mut(packet.flow) else {
+        let Some(packet) = self.store.get_mut(slot) else {
             return;
         };
+        let Some(flow) = self.flows.get_mut(packet.flow) else {
+            self.store.take(slot);
+            return;
+        };
+        let next_hop = hop.saturating_add(1);
         if let Some(next) = flow
             .route(packet.toward_receiver, packet.path)
-            .get(hop + 1)
+            .get(next_hop as usize)
             .copied()
         {
-            self.offer(now, next, packet);
+            self.offer(now, next, slot, next_hop);
             return;
         }
+        let Some(packet) = self.store.take(slot) else {
+            return;
+        };
         self.accounting.delivered += 1;
         if packet.toward_receiver {
             flow.data_resolved(packet.id, false);
@@ -573,7 +582,9 @@ impl Simulation {
                     runs.sent(packet.id);
                 }
             }
-            self.offer(now, first, packet);
+            if let Some(slot) = self.store.insert(packet) {
+                self.offer(now, first, slot, 0);
+            }
         }
         self.outbox = out;
         self.rearm(now, index);
@@ -599,12 +610,17 @@ impl Simulation {
         }
     }
 
-    /// Offers `packet` to the link direction of `hop` at `now`.
-    fn offer(&mut self, now: Instant, hop: Hop, packet: Packet) {
-        let Some(link_direction) = self.network.direction_mut(hop) else {
+    /// Offers the packet in store slot `slot` to the link direction of
+    /// `hop`, the `index`-th of its route, at `now`.
+    fn offer(&mut self, now: Instant, hop: Hop, slot: u32, index: u32) {
+        let (Some(packet), Some(link_direction)) =
+            (self.store.get_mut(slot), self.network.direction_mut(hop))
+        else {
+            self.store.take(slot);
             return;
         };
-        let refused = match link_direction.enqueue(now, packet) {
+        let handle = PacketRef::new(packet, slot, index);
+        let refused = match link_direction.enqueue(now, handle) {
             EnqueueOutcome::Dropped(drop) => Some(drop.packet),
             EnqueueOutcome::Queued => None,
         };
@@ -619,10 +635,14 @@ impl Simulation {
         self.arm_link(now, hop.link.0, direction_index(hop.direction));
     }
 
-    /// Accounts for packets a queue dropped, data packets also to their flow.
-    fn count_queue_drops(&mut self, packets: impl Iterator<Item = Packet>) {
-        for packet in packets {
+    /// Accounts for packets a queue dropped, data packets also to their
+    /// flow, and lets them go.
+    fn count_queue_drops(&mut self, handles: impl Iterator<Item = PacketRef>) {
+        for handle in handles {
             self.accounting.queue_drops += 1;
+            let Some(packet) = self.store.take(handle.slot) else {
+                continue;
+            };
             if packet.toward_receiver {
                 if let Some(flow) = self.flows.get_mut(packet.flow) {
                     flow.stats.queue_drops += 1;
