@@ -980,6 +980,17 @@ impl SenderSession {
         self.next_port
     }
 
+    /// The connections not closing whose state passes `wanted`.
+    fn conns_in(&self, wanted: impl Fn(State) -> bool) -> impl Iterator<Item = &SenderConn> {
+        self.conns.iter().filter(move |c| {
+            !c.closing
+                && self
+                    .endpoint
+                    .connection(c.id)
+                    .is_some_and(|conn| wanted(conn.state()))
+        })
+    }
+
     /// Moves datagrams from the session queue to the connections.
     fn dispatch(&mut self, now: Instant) {
         let depth = self.config.per_connection_depth.max(1);
@@ -993,14 +1004,7 @@ impl SenderSession {
         let mut ready = std::mem::take(&mut self.ready);
         ready.clear();
         ready.extend(
-            self.conns
-                .iter()
-                .filter(|c| !c.closing)
-                .filter(|c| {
-                    self.endpoint
-                        .connection(c.id)
-                        .is_some_and(|conn| matches!(conn.state(), State::PartOpen | State::Open))
-                })
+            self.conns_in(|state| matches!(state, State::PartOpen | State::Open))
                 .map(|c| c.id),
         );
         if !ready.is_empty() {

@@ -80,20 +80,32 @@ fn run_with(
         }
         let head = link.peek().map(|Reverse((t, ..))| *t);
         now = pair_wake(now, end, head, &sender, &receiver);
-        while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
-            let Some(Reverse((_, _, to_receiver, bytes))) = link.pop() else {
-                break;
-            };
-            if to_receiver {
-                receiver.handle_datagram(now, &bytes, order);
-            } else {
-                sender.handle_datagram(now, &bytes);
-            }
-        }
-        sender.handle_timeout(now);
-        receiver.handle_timeout(now);
+        deliver_due(&mut link, now, order, &mut sender, &mut receiver);
     }
     (sender, receiver, received)
+}
+
+/// Hands each end what reached it by `now` (the receiver draws its initial
+/// sequence numbers from `order`), then runs both ends' timers.
+fn deliver_due(
+    link: &mut BinaryHeap<Reverse<InFlight>>,
+    now: Instant,
+    order: u64,
+    sender: &mut SenderSession,
+    receiver: &mut ReceiverSession,
+) {
+    while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
+        let Some(Reverse((_, _, to_receiver, bytes))) = link.pop() else {
+            break;
+        };
+        if to_receiver {
+            receiver.handle_datagram(now, &bytes, order);
+        } else {
+            sender.handle_datagram(now, &bytes);
+        }
+    }
+    sender.handle_timeout(now);
+    receiver.handle_timeout(now);
 }
 
 /// The next time an in-test loop runs: the earliest of `deadlines`, at
@@ -287,18 +299,7 @@ fn stored_peak(arq: bool) -> usize {
         peak = peak.max(sender.stored_bytes());
         let head = link.peek().map(|Reverse((t, ..))| *t);
         now = pair_wake(now, end, head, &sender, &receiver);
-        while link.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
-            let Some(Reverse((_, _, to_receiver, bytes))) = link.pop() else {
-                break;
-            };
-            if to_receiver {
-                receiver.handle_datagram(now, &bytes, order);
-            } else {
-                sender.handle_datagram(now, &bytes);
-            }
-        }
-        sender.handle_timeout(now);
-        receiver.handle_timeout(now);
+        deliver_due(&mut link, now, order, &mut sender, &mut receiver);
     }
     assert!(fed >= 19_000, "{fed} datagrams fed");
     peak

@@ -248,15 +248,7 @@ impl SenderSession {
 
     /// Open connections not closing.
     fn alive(&self) -> usize {
-        self.conns
-            .iter()
-            .filter(|c| !c.closing)
-            .filter(|c| {
-                self.endpoint
-                    .connection(c.id)
-                    .is_some_and(|conn| conn.state() == State::Open)
-            })
-            .count()
+        self.conns_in(|state| state == State::Open).count()
     }
 
     /// Notes what each connection heard, and fails over from one that has
