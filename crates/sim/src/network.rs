@@ -104,6 +104,24 @@ pub struct Packet {
     pub body: Body,
 }
 
+#[cfg(test)]
+impl Packet {
+    /// A data packet of flow 0 carrying a UDP datagram of `size` bytes
+    /// (for unit tests).
+    pub(crate) fn datagram(id: u64, size: u32) -> Packet {
+        Packet {
+            id,
+            flow: 0,
+            toward_receiver: true,
+            path: 0,
+            sent_at: Instant::ZERO,
+            ecn: Ecn::NotEct,
+            class: TrafficClass::Default,
+            body: Body::Datagram { size },
+        }
+    }
+}
+
 impl Packet {
     /// The DCCP source and destination ports (RFC 4340 §5.1: the first
     /// four bytes of the generic header), `0` for other bodies.
@@ -541,16 +559,7 @@ mod tests {
 
     #[test]
     fn packet_sizes_come_from_the_body() {
-        let datagram = Packet {
-            id: 0,
-            flow: 0,
-            toward_receiver: true,
-            path: 0,
-            sent_at: Instant::ZERO,
-            ecn: Ecn::NotEct,
-            class: TrafficClass::Default,
-            body: Body::Datagram { size: 1000 },
-        };
+        let datagram = Packet::datagram(0, 1000);
         assert_eq!(datagram.size_bytes(), 1000);
         let ack = Packet {
             body: Body::TcpAck(Ack::new(5)),

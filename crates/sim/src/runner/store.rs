@@ -51,22 +51,9 @@ impl PacketStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::Body;
-    use crate::queue::TrafficClass;
-    use fairstream_proto::ecn::Ecn;
-    use fairstream_proto::time::Instant;
 
     fn packet(id: u64) -> Packet {
-        Packet {
-            id,
-            flow: 0,
-            toward_receiver: true,
-            path: 0,
-            sent_at: Instant::ZERO,
-            ecn: Ecn::NotEct,
-            class: TrafficClass::Default,
-            body: Body::Datagram { size: 100 },
-        }
+        Packet::datagram(id, 100)
     }
 
     #[test]
