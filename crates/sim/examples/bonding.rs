@@ -235,10 +235,12 @@ fn scenario(case: &Case, variant: Variant, seed: u64, duration_s: u64) -> String
             "",
         );
     }
-    let stream = |t: &mut String, via: &str| {
+    // The stream over the paths through `via`; one path alone declares no
+    // sharing.
+    let stream = |t: &mut String, via: &str, bonded: bool| {
         let shared = match case.shared {
-            Some(declared) => format!("shared_bottleneck = {declared}\n"),
-            None => String::new(),
+            Some(declared) if bonded => format!("shared_bottleneck = {declared}\n"),
+            _ => String::new(),
         };
         writeln!(
             t,
@@ -248,16 +250,8 @@ fn scenario(case: &Case, variant: Variant, seed: u64, duration_s: u64) -> String
         .unwrap();
     };
     match variant {
-        Variant::Bonded => stream(&mut t, "\"bs1\", \"bs2\""),
-        Variant::Alone(path) => {
-            writeln!(
-                t,
-                "[[flow]]\nname = \"stream\"\nfrom = \"server\"\nto = \"client\"\nvia = [\"bs{}\"]\ntransport = {{ {} }}\n",
-                path + 1,
-                case.transport
-            )
-            .unwrap();
-        }
+        Variant::Bonded => stream(&mut t, "\"bs1\", \"bs2\"", true),
+        Variant::Alone(path) => stream(&mut t, &format!("\"bs{}\"", path + 1), false),
         Variant::Baseline => {}
     }
     for (i, a) in case.paths.iter().enumerate() {
@@ -301,8 +295,7 @@ fn run(text: &str, duration_s: u64) -> Result<Late, String> {
         let rows: Vec<_> = flow.rows.iter().filter(|r| r.time_s > half).collect();
         let n = rows.len().max(1) as f64;
         if flow.name == "stream" {
-            let paths = flow.via.len();
-            late.stream_paths = (0..paths)
+            late.stream_paths = (0..flow.via.len())
                 .map(|p| {
                     rows.iter()
                         .map(|r| r.path_throughput_bps.get(p).copied().unwrap_or(0.0))
@@ -310,9 +303,6 @@ fn run(text: &str, duration_s: u64) -> Result<Late, String> {
                         / n
                 })
                 .collect();
-            if paths == 0 {
-                late.stream_paths = vec![rows.iter().map(|r| r.throughput_bps).sum::<f64>() / n];
-            }
         } else if let Some(path) = flow.name.strip_prefix("tcp").and_then(|s| s.chars().next()) {
             let index = usize::from(path == '2');
             tcp[index].push(rows.iter().map(|r| r.throughput_bps).sum::<f64>() / n);

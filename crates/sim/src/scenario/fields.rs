@@ -240,11 +240,28 @@ impl<'a> Fields<'a> {
 
     /// A required duration such as `"1.5s"`, never zero.
     pub(crate) fn duration(&mut self, key: &'static str) -> Result<Duration, ScenarioError> {
+        self.duration_checked(key, false)
+    }
+
+    /// A required duration that may be zero (a moment from the start of
+    /// the run, such as an outage's `at = "0s"`).
+    pub(crate) fn duration_or_zero(
+        &mut self,
+        key: &'static str,
+    ) -> Result<Duration, ScenarioError> {
+        self.duration_checked(key, true)
+    }
+
+    fn duration_checked(
+        &mut self,
+        key: &'static str,
+        zero_ok: bool,
+    ) -> Result<Duration, ScenarioError> {
         let value = self.required(key)?;
         let text = self
             .string(key)?
             .ok_or_else(|| self.wrong_type(key, value, "a duration string such as \"1.5s\""))?;
-        duration_at(self.source, text, value.span(), &self.key(key), false)
+        duration_at(self.source, text, value.span(), &self.key(key), zero_ok)
     }
 
     /// An optional duration such as `"200ms"`, never zero when present.

@@ -382,17 +382,7 @@ fn link_from_raw(
             let mut fields = Fields::new(source, format!("{path}.outage"), table);
             // From the start on is a cut too (`at = "0s"`); a cut of no
             // length is refused.
-            let at_value = fields.required("at")?;
-            let at_text = fields.string("at")?.ok_or_else(|| {
-                fields.error(
-                    "at",
-                    format!(
-                        "expected a duration string such as \"30s\", found {}",
-                        at_value.get_ref().type_str()
-                    ),
-                )
-            })?;
-            let at = duration_at(source, at_text, at_value.span(), &fields.key("at"), true)?;
+            let at = fields.duration_or_zero("at")?;
             let length = fields.duration("length")?;
             fields.finish("outage")?;
             Some(Outage { at, length })
