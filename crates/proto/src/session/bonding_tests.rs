@@ -11,6 +11,7 @@ use super::*;
 use crate::cc::multi::ConnectionCountConfig;
 use crate::conn::{ConnectionConfig, ConnectionId};
 use crate::time::Instant;
+use crate::wire::dccp::peek_ports;
 
 /// One direction of one path: a rate, a queue of `limit` packets and a
 /// fixed delay. Feedback (toward the sender) only takes the delay.
@@ -365,10 +366,6 @@ fn a_path_token_round_trips_and_nothing_else_reads_as_one() {
     assert_eq!(PathToken::from_request_data(&data[..11]), None);
     assert_eq!(PathToken::from_request_data(b"RTPVxxxxxxxx"), None);
     assert_eq!(PathToken::from_request_data(&[]), None);
-}
-
-fn peek_ports(bytes: &[u8]) -> Option<(u16, u16)> {
-    crate::wire::dccp::peek_ports(bytes)
 }
 
 #[test]
