@@ -76,6 +76,10 @@ pub struct SenderArqStats {
     pub dead_connections: u64,
     /// Datagrams resent because their connection died.
     pub failover_resent: u64,
+    /// Datagrams a bonded session resent on the other paths because their
+    /// connection went suspect (silent for three RTTs while another path
+    /// answered), before it could be found dead.
+    pub suspect_resent: u64,
     /// Tail-loss probes: the last datagram resent once after two RTTs of
     /// silence from the application (a loss at the very end has nothing
     /// after it for the receiver to notice it by; RFC 8985 §7's probe).

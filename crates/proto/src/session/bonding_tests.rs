@@ -31,6 +31,8 @@ struct Outcome {
     receiver: ReceiverSession,
     /// The numbers of the datagrams the receiver read, in its order.
     received: Vec<u32>,
+    /// When the receiver read each of them.
+    received_at: Vec<Instant>,
     /// Data bytes that crossed each path toward the receiver.
     carried: Vec<u64>,
     events: Vec<(Instant, SessionEvent)>,
@@ -78,6 +80,7 @@ fn run_with(
     let mut carried = vec![0u64; paths.len()];
     let mut order = 0u64;
     let mut received = Vec::new();
+    let mut received_at = Vec::new();
     let mut events = Vec::new();
     let mut sent = 0u64;
     let mut buf = Vec::new();
@@ -141,6 +144,7 @@ fn run_with(
         }
         while let Some(data) = receiver.recv() {
             received.push(u32::from_be_bytes([data[0], data[1], data[2], data[3]]));
+            received_at.push(now);
         }
         while let Some(event) = sender.poll_event() {
             events.push((now, event));
@@ -164,6 +168,7 @@ fn run_with(
         sender,
         receiver,
         received,
+        received_at,
         carried,
         events,
     }
@@ -273,6 +278,56 @@ fn a_cut_path_is_found_dead_its_data_resent_and_it_comes_back() {
     );
     // Both paths carry data after the fast one came back.
     assert_eq!(run.sender.open_connections_on(0), 1);
+}
+
+/// A path cut at 10 s: its connection goes suspect after three RTTs (at
+/// least 150 ms) and what it was given is resent on the other path then,
+/// not when it is found dead (at least 500 ms). The receiver, which
+/// releases datagrams in order, reads again before the connection is found
+/// dead; without the resend on suspicion it reads nothing from the cut
+/// until the failover's resends cross the other path (10.75 s here), and
+/// waits 0.74 s at once instead of 0.51 s.
+#[test]
+fn a_suspect_paths_datagrams_are_resent_before_it_is_found_dead() {
+    let down = path_0_cut(10_000, 30_000);
+    let run = run(
+        &[FAST, SLOW],
+        Duration::from_secs(14),
+        200_000.0,
+        true,
+        down,
+    );
+    let stats = run.sender.arq_stats();
+    let went_down = first(&run, SessionEvent::PathDown { path: 0 });
+    let after_cut = |at: &&Instant| **at > Instant::from_millis(10_100);
+    let read_again = run.received_at.iter().find(after_cut).copied();
+    let longest_wait = run
+        .received_at
+        .windows(2)
+        .filter(|w| w[0] >= Instant::from_millis(9_500))
+        .map(|w| w[1].saturating_duration_since(w[0]))
+        .max()
+        .unwrap_or_default();
+    eprintln!("found dead at {went_down:?}, read again at {read_again:?}; longest wait {longest_wait:?}; {stats:?}");
+    assert!(stats.suspect_resent > 0, "{stats:?}");
+    assert!(went_down >= Instant::from_millis(10_500), "{went_down:?}");
+    assert!(
+        read_again.is_some_and(|at| at < went_down),
+        "{read_again:?}"
+    );
+    assert!(
+        longest_wait < Duration::from_millis(600),
+        "the receiver waited {longest_wait:?}"
+    );
+    // Nothing the cut took was lost: what was read up to 11.5 s (when
+    // the slow path, alone, starts losing its own) has no gap.
+    let gaps: Vec<_> = run
+        .received
+        .windows(2)
+        .zip(&run.received_at)
+        .filter(|(w, at)| **at < Instant::from_millis(11_500) && w[1] != w[0] + 1)
+        .collect();
+    assert!(gaps.is_empty(), "{gaps:?}");
 }
 
 /// A path cut from 10 s to 16 s: its connection is found dead at about

@@ -194,6 +194,9 @@ struct SenderConn {
     reach_back: Instant,
     /// Since when it has had data and heard nothing.
     unanswered_since: Option<Instant>,
+    /// What it was given was resent on the other paths when it went
+    /// suspect; cleared when it answers again.
+    hedged: bool,
 }
 
 impl SenderConn {
@@ -206,6 +209,7 @@ impl SenderConn {
             // Nothing was given to it before it opened.
             reach_back: now,
             unanswered_since: None,
+            hedged: false,
         }
     }
 }
@@ -588,6 +592,7 @@ impl SenderSession {
             self.paths.iter().filter_map(|p| p.next_sample).min(),
             self.next_opening(),
             self.next_dead_check(),
+            self.next_hedge(),
             self.tail_probe_at(),
             self.linger_until,
         ]
@@ -1067,20 +1072,25 @@ impl SenderSession {
         self.earliest_of(ready, depth, bonded)
     }
 
-    /// Whether connection `id` has had data unanswered for three RTTs (at
-    /// least 150 ms).
+    /// Whether connection `id` has had data unanswered for
+    /// [`suspect_after`](Self::suspect_after).
     fn suspect(&self, now: Instant, id: ConnectionId) -> bool {
         let Some(conn) = self.conns.iter().find(|c| c.id == id) else {
             return false;
         };
+        conn.unanswered_since
+            .is_some_and(|since| now.saturating_duration_since(since) >= self.suspect_after(id))
+    }
+
+    /// The silence after data that makes connection `id` suspect: three
+    /// RTTs, at least 150 ms.
+    pub(super) fn suspect_after(&self, id: ConnectionId) -> Duration {
         let rtt = self
             .endpoint
             .connection(id)
             .and_then(|c| c.rtt())
             .unwrap_or(Duration::from_millis(100));
-        conn.unanswered_since.is_some_and(|since| {
-            now.saturating_duration_since(since) >= (3 * rtt).max(SUSPECT_AFTER_MIN)
-        })
+        (3 * rtt).max(SUSPECT_AFTER_MIN)
     }
 
     fn earliest_of(

@@ -246,6 +246,63 @@ impl SenderSession {
             .min()
     }
 
+    /// When a bonded session's next connection may go suspect while another
+    /// answers (see [`hedge`](Self::hedge)).
+    pub(super) fn next_hedge(&self) -> Option<Instant> {
+        if self.paths.len() < 2 || self.alive() < 2 {
+            return None;
+        }
+        self.conns
+            .iter()
+            .filter(|c| !c.closing && !c.hedged)
+            .filter_map(|c| Some(c.unanswered_since? + self.suspect_after(c.id)))
+            .min()
+    }
+
+    /// In a bonded session, resends on the other paths what a connection
+    /// that went suspect (silent for three RTTs after data, at least
+    /// 150 ms) was given since its `reach_back`, once a silence, while a
+    /// connection of another path answers: a cut path's datagrams in
+    /// flight reach the receiver a few hundred milliseconds before the
+    /// connection is found dead (at least 500 ms), which is what keeps a
+    /// player with a second of buffer from running dry at the cut (issue
+    /// 19). A path that was only slow costs one RTT's worth of duplicates,
+    /// which the receiver drops; the resends take the other connections'
+    /// allowed rates like any datagram, so no path gets more than TFRC
+    /// allows.
+    fn hedge(&mut self, now: Instant) {
+        if self.paths.len() < 2 {
+            return;
+        }
+        let suspects: Vec<(usize, ConnectionId, Instant)> = self
+            .conns
+            .iter()
+            .filter(|c| !c.closing && !c.hedged && self.suspect(now, c.id))
+            .map(|c| (c.path, c.id, c.reach_back))
+            .collect();
+        for (path, id, reach_back) in suspects {
+            // Looked at once a silence: with no other path answering there
+            // is nowhere to resend to, and the failover decides later.
+            if let Some(c) = self.conns.iter_mut().find(|c| c.id == id) {
+                c.hedged = true;
+            }
+            let other_answers = self
+                .conns_in(|state| state == State::Open)
+                .any(|c| c.path != path && !self.suspect(now, c.id));
+            if !other_answers {
+                continue;
+            }
+            let session_rtt = self.session_rtt();
+            let resent = self.arq_stats.failover_resent;
+            for seq in self.store.sent_on(id, reach_back) {
+                self.request(now, seq, session_rtt, true);
+            }
+            // Counted as resent on suspicion, not after a failover.
+            self.arq_stats.suspect_resent += self.arq_stats.failover_resent - resent;
+            self.arq_stats.failover_resent = resent;
+        }
+    }
+
     /// Open connections not closing.
     fn alive(&self) -> usize {
         self.conns_in(|state| state == State::Open).count()
@@ -270,11 +327,13 @@ impl SenderSession {
                 // a failover's reach.
                 c.reach_back = c.reach_back.max(before(now, 2 * rtt));
                 c.unanswered_since = waiting.then_some(now);
+                c.hedged = false;
             }
         }
         if self.alive() < 2 {
             return;
         }
+        self.hedge(now);
         let dead: Vec<(ConnectionId, Instant)> = self
             .conns
             .iter()
