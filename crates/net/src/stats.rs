@@ -97,7 +97,10 @@ pub fn connection_figures(endpoint: &Endpoint) -> Vec<ConnectionFigures> {
             let conn = endpoint.connection(id)?;
             let stats = conn.stats();
             let sender = conn.tfrc_sender();
-            let p = if stats.data_packets_received > 0 {
+            // Both halves may carry data (a receiver's NACKs go back on
+            // the stream's connection): the p of the direction the stream
+            // flows, the one with more data packets.
+            let p = if stats.data_packets_received > stats.data_packets_sent {
                 stats.receive_loss_event_rate
             } else {
                 stats.loss_event_rate
