@@ -380,11 +380,16 @@ impl ReorderBuffer {
     /// datagram's deadline comes, whichever is first.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let waited = self.gap_since.map(|since| since + self.config.max_wait)?;
-        let deadline = self
-            .held
-            .values()
-            .next()
-            .and_then(|held| Some(held.deadline?.max(held.arrived + self.config.late_grace)));
+        // A datagram that came in time holds the gap to its deadline; one
+        // that came late, `late_grace` after it came.
+        let deadline = self.held.values().next().and_then(|held| {
+            let deadline = held.deadline?;
+            Some(if held.arrived > deadline {
+                held.arrived + self.config.late_grace
+            } else {
+                deadline
+            })
+        });
         Some(deadline.map_or(waited, |deadline| deadline.min(waited)))
     }
 
@@ -692,6 +697,28 @@ mod tests {
         assert_eq!(buffer.poll_timeout(), Some(at(1300)));
         buffer.push_timed(at(1200), 1, 1, vec![1], Some(at(700)));
         assert_eq!(buffer.stats().skipped, 0);
+        assert_eq!(buffer.held(), 0);
+    }
+
+    /// The grace is for a datagram that came late: one that came in time,
+    /// however shortly before its deadline, holds the gap to its deadline
+    /// and not a moment longer (a player would otherwise run dry waiting
+    /// for what arrived in time; issue 19).
+    #[test]
+    fn a_gap_before_a_datagram_in_time_waits_only_to_its_deadline() {
+        let config = ReorderConfig {
+            hold_lost: true,
+            late_grace: Duration::from_millis(900),
+            ..ReorderConfig::default()
+        };
+        let mut buffer = ReorderBuffer::new(config);
+        buffer.push_timed(at(0), 1, 0, vec![0], Some(at(500)));
+        // 2 comes at 1 s, 200 ms before its deadline, far less than the
+        // grace.
+        buffer.push_timed(at(1000), 1, 2, vec![2], Some(at(1200)));
+        assert_eq!(buffer.poll_timeout(), Some(at(1200)));
+        buffer.handle_timeout(at(1200));
+        assert_eq!(buffer.stats().skipped, 1);
         assert_eq!(buffer.held(), 0);
     }
 
