@@ -131,8 +131,9 @@ pub(crate) struct RecvArgs {
     /// the sender sends nothing for this long; auto (the default) is 8
     /// smoothed RTTs, at least 4 s. The receiver waits for a sender to
     /// connect as long as it runs. arq (on by default): ask the sender
-    /// again for what was lost, and wait for a gap until what follows it
-    /// is due (the player model's --prebuffer after the first packet).
+    /// again for what was lost, and wait for a gap until shortly (a tenth
+    /// of --prebuffer, at most 100 ms) before what follows it is due (the
+    /// player model's --prebuffer after the first packet).
     url: String,
     /// An H.264 file to write, `-` for standard output, or rtp://IP:PORT to
     /// re-send the RTP packets over plain UDP (with an SDP file, --sdp);

@@ -82,6 +82,16 @@ const MAX_ESTABLISHED: usize = 1024;
 /// started is waited for (its last retransmission's answer).
 const CLOSE_MARGIN: Duration = Duration::from_millis(200);
 
+/// How long before what follows a gap is due the gap is given up: a tenth
+/// of the prebuffer, at most 100 ms. The player model needs each frame by
+/// its playout time and re-buffers a whole prebuffer once it runs dry;
+/// released at the very instant, the frames held behind a gap would come
+/// a frame or a loop iteration too late for it (issue 19's stalls of a
+/// little over 1 s).
+fn playout_lead(prebuffer: Duration) -> Duration {
+    (prebuffer / 10).min(Duration::from_millis(100))
+}
+
 /// Where a run is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -211,7 +221,8 @@ impl Receiver {
             ReorderConfig::default(),
         )
         .with_arq(arq)
-        .with_playout_delay(self.config.prebuffer);
+        .with_playout_delay(self.config.prebuffer)
+        .with_playout_lead(playout_lead(self.config.prebuffer));
         // No state for strangers (issue 13): a Request is answered with an
         // Init Cookie and nothing is kept until a sender echoes it from its
         // address; a forged Request cannot take the receiver.

@@ -44,6 +44,9 @@ pub struct ReceiverSession {
     naks: NakTracker,
     /// The playout delay the stream is played with, if known.
     playout_delay: Option<Duration>,
+    /// How long before a datagram is due a gap before it is given up
+    /// ([`with_playout_lead`](Self::with_playout_lead)).
+    playout_lead: Duration,
     /// The reorder buffer's own bounds, before the playout delay and the RTT
     /// adjust them.
     base_reorder: ReorderConfig,
@@ -107,6 +110,7 @@ impl ReceiverSession {
             arq: false,
             naks: NakTracker::default(),
             playout_delay: None,
+            playout_lead: Duration::ZERO,
             base_reorder: reorder,
             last_lane: None,
             rtt: None,
@@ -158,13 +162,14 @@ impl ReceiverSession {
 
     /// The deadline of a datagram with playout time `playout_ms`, when the
     /// playout delay is known: the delay after the first timed datagram
-    /// arrived, plus the playout time since that datagram's.
-    fn deadline(&mut self, now: Instant, playout_ms: Option<u32>) -> Option<Instant> {
+    /// arrived, plus the playout time since that datagram's, less the
+    /// [playout lead](Self::with_playout_lead).
+    pub(super) fn deadline(&mut self, now: Instant, playout_ms: Option<u32>) -> Option<Instant> {
         let delay = self.playout_delay?;
         let playout_ms = playout_ms?;
         let (first_ms, first_arrival) = *self.timeline.get_or_insert((playout_ms, now));
         let offset_ms = i64::from(playout_ms.wrapping_sub(first_ms) as i32);
-        let origin = first_arrival + delay;
+        let origin = first_arrival + delay.saturating_sub(self.playout_lead);
         Some(if offset_ms >= 0 {
             origin + Duration::from_millis(offset_ms.unsigned_abs())
         } else {
@@ -199,6 +204,17 @@ impl ReceiverSession {
     pub fn with_playout_delay(mut self, delay: Duration) -> ReceiverSession {
         self.playout_delay = Some(delay);
         self.tune();
+        self
+    }
+
+    /// A gap is given up `lead` before what follows it is due, not at the
+    /// very instant (the default, zero): a player that needs a frame by its
+    /// playout time then has the frames held behind the gap a little before
+    /// it would run dry, instead of running dry as they come (a player that
+    /// rebuffers after running dry stalls for its whole start-up delay).
+    /// Retransmissions have `lead` less time to fill the gap.
+    pub fn with_playout_lead(mut self, lead: Duration) -> ReceiverSession {
+        self.playout_lead = lead;
         self
     }
 

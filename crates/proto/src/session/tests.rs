@@ -365,6 +365,27 @@ fn a_closed_session_opens_no_connection() {
         .all(|id| endpoint.connection(id).unwrap().state() >= crate::conn::State::CloseReq));
 }
 
+#[test]
+fn a_playout_lead_moves_every_deadline_earlier_by_it() {
+    let receiver = || {
+        ReceiverSession::new(ConnectionConfig::default(), 4, ReorderConfig::default())
+            .with_playout_delay(Duration::from_secs(1))
+    };
+    let mut plain = receiver();
+    let mut led = receiver().with_playout_lead(Duration::from_millis(100));
+    let t = Instant::from_millis;
+    // The first timed datagram sets the origin; the next is due 40 ms
+    // after it; one without a playout time has no deadline.
+    assert_eq!(plain.deadline(t(5_000), Some(9_000)), Some(t(6_000)));
+    assert_eq!(plain.deadline(t(5_010), Some(9_040)), Some(t(6_040)));
+    assert_eq!(led.deadline(t(5_000), Some(9_000)), Some(t(5_900)));
+    assert_eq!(led.deadline(t(5_010), Some(9_040)), Some(t(5_940)));
+    assert_eq!(led.deadline(t(5_020), None), None);
+    // A lead longer than the delay gives the first datagram's arrival.
+    let mut long = receiver().with_playout_lead(Duration::from_secs(3));
+    assert_eq!(long.deadline(t(5_000), Some(9_000)), Some(t(5_000)));
+}
+
 fn arq_run(arq: bool) -> (SenderSession, ReceiverSession, Vec<Vec<u8>>) {
     let receiver = ReceiverSession::new(
         ConnectionConfig {
