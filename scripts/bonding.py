@@ -153,7 +153,7 @@ def throughput(binary, sets, runs, duration, port):
     rows = []
     for paths in sets:
         alone = {key: [] for key in paths}
-        bonded, ratios, reorder = [], [], []
+        bonded, ratios, reorder, suspect = [], [], [], []
         for run in range(runs):
             seed = 1 + run
             total_alone = 0.0
@@ -162,15 +162,17 @@ def throughput(binary, sets, runs, duration, port):
                                             seed=seed)
                 alone[key].append(goodput_bps(received, duration))
                 total_alone += alone[key][-1]
-            _, received, _ = run_stream(binary, paths, port, duration, live=False, seed=seed)
+            sent, received, _ = run_stream(binary, paths, port, duration, live=False, seed=seed)
             bonded.append(goodput_bps(received, duration))
+            suspect.append(sent["suspect_resent"])
             ratios.append(bonded[-1] / total_alone)
             reorder.append(received["reorder_max_delay_s"])
             print(f"{'+'.join(paths)} run {run + 1}: alone "
                   f"{[round(alone[k][-1] / 1e6, 2) for k in paths]} Mbit/s, bonded "
                   f"{bonded[-1] / 1e6:.2f} ({ratios[-1]:.2f} of the sum), reorder "
-                  f"{reorder[-1] * 1000:.0f} ms", file=sys.stderr)
-        rows.append((paths, alone, bonded, ratios, reorder))
+                  f"{reorder[-1] * 1000:.0f} ms, {suspect[-1]} resent on suspicion",
+                  file=sys.stderr)
+        rows.append((paths, alone, bonded, ratios, reorder, suspect))
     return rows
 
 
@@ -212,6 +214,7 @@ def cut_run(binary, paths, duration, port, cut_start, cut_length, run, case, cut
         "detect": first["down_at_s"][0] - begins if first["down_at_s"] else None,
         "back": first["up_at_s"][0] - ends if first["up_at_s"] else None,
         "failover": sent["dead_connections"],
+        "suspect": sent["suspect_resent"],
     }
     print(f"run {run + 1}: {row}", file=sys.stderr)
     return row
@@ -241,25 +244,26 @@ def main():
 def write(args, started, rows, cuts, cut_start, cut_length):
     out = []
     out.append("| paths | each alone, Mbit/s | sum | bonded, Mbit/s | bonded ÷ sum | "
-               "longest reorder wait, ms |")
-    out.append("|---|---|---|---|---|---|")
-    for paths, alone, bonded, ratios, reorder in rows:
+               "longest reorder wait, ms | resent on suspicion |")
+    out.append("|---|---|---|---|---|---|---|")
+    for paths, alone, bonded, ratios, reorder, suspect in rows:
         each = "; ".join(f"{key} {spread(alone[key], 1e-6)}" for key in paths)
         sums = [sum(alone[key][i] for key in paths) for i in range(len(bonded))]
         out.append(f"| {' + '.join(paths)} | {each} | {spread(sums, 1e-6)} | "
-                   f"{spread(bonded, 1e-6)} | {spread(ratios)} | {spread(reorder, 1e3, 0)} |")
+                   f"{spread(bonded, 1e-6)} | {spread(ratios)} | {spread(reorder, 1e3, 0)} | "
+                   f"{spread(suspect, 1, 0)} |")
     table = "\n".join(out)
     detect = [c["detect"] for c in cuts if c["detect"] is not None and c["case"] != "no cut"]
     back = [c["back"] for c in cuts if c["back"] is not None and c["case"] != "no cut"]
     shown = lambda value: "never" if value is None else f"{value:.2f}"
     cut_table = "\n".join([
         "| case | frames sent | late at the sender | written | damaged | luma PSNR, dB | "
-        "I-frame packets copied | longest stall, s | found dead after the cut, s | "
-        "back after the link, s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "I-frame packets copied | resent on suspicion | longest stall, s | "
+        "found dead after the cut, s | back after the link, s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ] + [
         f"| {c['case']} | {c['frames_sent']} | {c['frames_late']} | {c['written']} | "
-        f"{c['damaged']} | {shown(c['psnr'])} | {c['key_copies']} | "
+        f"{c['damaged']} | {shown(c['psnr'])} | {c['key_copies']} | {c['suspect']} | "
         f"{c['stall_max']:.2f} | {shown(c['detect'])} | {shown(c['back'])} |"
         for c in cuts
     ])
@@ -347,6 +351,10 @@ allows, for {duration} s with the default controller on each path
 over all of them (`dccp://FIRST?paths=SECOND,THIRD`). Goodput is what the
 receiver took, over the whole run. The reorder wait is the longest a
 datagram waited in the receiver's reorder buffer for one before it.
+"Resent on suspicion" counts the datagrams the sender resent on the other
+paths because their connection had been silent for three RTTs while
+another path answered (`suspect_resent` in its summary): with no cut, the
+cost of a path that was only slow.
 
 {table}
 

@@ -316,6 +316,10 @@ pub struct SendReport {
     /// `duplicate=key`: packets of I frames sent a second time, on another
     /// path.
     pub key_copies: u64,
+    /// `paths=`: datagrams resent on the other paths because their
+    /// connection went silent for three RTTs while another path answered
+    /// (before it could be found dead; duplicates if it was only slow).
+    pub suspect_resent: u64,
 }
 
 /// What one path of a bonded stream did (issue 19).

@@ -113,6 +113,7 @@ impl Run {
         self.report.arq_retransmitted = arq.retransmitted;
         self.report.arq_too_late = arq.too_late;
         self.report.dead_connections = arq.dead_connections;
+        self.report.suspect_resent = arq.suspect_resent;
         self.report.encrypted = self.protection.is_on();
         self.report.packets_sealed = self.protection.stats.sealed;
         self.report.auth_failures = self.protection.stats.auth_failures;
