@@ -276,7 +276,7 @@ def write(args, started, rows, cuts, cut_start, cut_length):
 
     reading = "\n".join([
         "- Bonded goodput over the sum of the paths alone: "
-        + "; ".join(f"{' + '.join(paths)} {spread(ratios)}" for paths, _, _, ratios, _ in rows)
+        + "; ".join(f"{' + '.join(paths)} {spread(ratios)}" for paths, _, _, ratios, _, _ in rows)
         + " (issue 19's target: at least 0.9).",
         "- Frames damaged: " + "; ".join(
             f"{case} {of_case(case, 'damaged')}" for case in CASES)
