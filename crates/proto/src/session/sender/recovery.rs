@@ -105,20 +105,23 @@ impl SenderSession {
     }
 
     /// Queues datagram `seq` for resending if it is kept, resendable, not
-    /// resent within `rtt`, and can arrive before its deadline. `failover`
-    /// counts it as moved from a dead connection.
-    fn request(&mut self, now: Instant, seq: u64, rtt: Duration, failover: bool) {
+    /// resent within `rtt`, and can arrive before its deadline; whether it
+    /// did. `failover`: the session resends it of its own accord (a dead or
+    /// suspect connection's datagram, a tail probe), not at the receiver's
+    /// request, so it is not checked against a crossing request nor counted
+    /// among the requests' outcomes.
+    fn request(&mut self, now: Instant, seq: u64, rtt: Duration, failover: bool) -> bool {
         let Some(stored) = self.store.get_mut(seq) else {
             if !failover {
                 self.arq_stats.not_kept += 1;
             }
-            return;
+            return false;
         };
         if !stored.meta.retransmit {
             if !failover {
                 self.arq_stats.not_kept += 1;
             }
-            return;
+            return false;
         }
         // A request that may have crossed the last retransmission: less
         // than an RTT since it left, counting the time it waited behind the
@@ -126,7 +129,7 @@ impl SenderSession {
         let conn = stored.conn;
         let crossing = rtt + self.queue_delay(conn);
         let Some(stored) = self.store.get_mut(seq) else {
-            return;
+            return false;
         };
         if !failover
             && stored
@@ -134,19 +137,30 @@ impl SenderSession {
                 .is_some_and(|at| now.saturating_duration_since(at) < crossing)
         {
             self.arq_stats.duplicate_requests += 1;
-            return;
+            return false;
         }
         // Only what can still arrive before its deadline: the one-way delay
         // is taken as half the RTT.
         if stored.meta.deadline.is_some_and(|d| now + rtt / 2 >= d) {
             self.arq_stats.too_late += 1;
-            return;
+            return false;
         }
         stored.last_resent = Some(now);
-        if failover {
-            self.arq_stats.failover_resent += 1;
-        }
         self.resend.push(stored.meta.key, seq);
+        true
+    }
+
+    /// Queues for resending what connection `id` was given since `since`
+    /// (see [`request`](Self::request)); how many.
+    fn resend_given(&mut self, now: Instant, id: ConnectionId, since: Instant) -> u64 {
+        let rtt = self.session_rtt();
+        let mut queued = 0;
+        for seq in self.store.sent_on(id, since) {
+            if self.request(now, seq, rtt, true) {
+                queued += 1;
+            }
+        }
+        queued
     }
 
     /// How long a datagram handed to connection `id` may wait before it
@@ -213,12 +227,8 @@ impl SenderSession {
         let Some((_, seq)) = self.last_dispatch else {
             return;
         };
-        let resent = self.arq_stats.failover_resent;
         let rtt = self.session_rtt();
-        self.request(now, seq, rtt, true);
-        if self.arq_stats.failover_resent > resent {
-            // Counted as a probe, not a failover.
-            self.arq_stats.failover_resent = resent;
+        if self.request(now, seq, rtt, true) {
             self.arq_stats.tail_probes += 1;
         }
         self.dispatch(now);
@@ -292,14 +302,7 @@ impl SenderSession {
             if !other_answers {
                 continue;
             }
-            let session_rtt = self.session_rtt();
-            let resent = self.arq_stats.failover_resent;
-            for seq in self.store.sent_on(id, reach_back) {
-                self.request(now, seq, session_rtt, true);
-            }
-            // Counted as resent on suspicion, not after a failover.
-            self.arq_stats.suspect_resent += self.arq_stats.failover_resent - resent;
-            self.arq_stats.failover_resent = resent;
+            self.arq_stats.suspect_resent += self.resend_given(now, id, reach_back);
         }
     }
 
@@ -366,10 +369,7 @@ impl SenderSession {
         self.events.push_back(SessionEvent::ConnectionLost {
             port: id.local_port,
         });
-        let session_rtt = self.session_rtt();
-        for seq in self.store.sent_on(id, since) {
-            self.request(now, seq, session_rtt, true);
-        }
+        self.arq_stats.failover_resent += self.resend_given(now, id, since);
     }
 
     /// Lets go of the stored datagrams no repair can resend any more:
