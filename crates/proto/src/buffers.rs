@@ -30,8 +30,16 @@ impl BufferPool {
     }
 
     /// Keeps `buffer`, emptied, for a later [`take`](Self::take).
-    pub(crate) fn give(&mut self, mut buffer: Vec<u8>) {
-        if self.spare.len() < MAX_SPARE
+    pub(crate) fn give(&mut self, buffer: Vec<u8>) {
+        self.give_within(buffer, MAX_SPARE);
+    }
+
+    /// [`give`](Self::give), keeping at most `max` spare buffers (at
+    /// least [`MAX_SPARE`]): for an owner whose buffers come back in
+    /// bursts larger than that, such as a store that lets go of a round
+    /// trip's datagrams at once and then takes one per datagram sent.
+    pub(crate) fn give_within(&mut self, mut buffer: Vec<u8>, max: usize) {
+        if self.spare.len() < max.max(MAX_SPARE)
             && buffer.capacity() > 0
             && buffer.capacity() <= MAX_SPARE_CAPACITY
         {
@@ -66,5 +74,11 @@ mod tests {
             .iter()
             .all(|b| b.capacity() <= MAX_SPARE_CAPACITY));
         assert_eq!(pool.take().capacity(), 10);
+        for _ in 0..100 {
+            pool.give_within(vec![0; 10], 40);
+        }
+        assert_eq!(pool.spare.len(), 40, "a larger bound for bursts");
+        pool.give_within(vec![0; 10], 1);
+        assert_eq!(pool.spare.len(), 40, "never below MAX_SPARE's");
     }
 }

@@ -23,7 +23,6 @@
 //!
 //! [`NDUPACK`]: super::reorder::NDUPACK
 
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -40,8 +39,8 @@ pub struct ArqConfig {
     /// The receiver asks for lost datagrams and the sender resends them.
     /// Default on.
     pub enabled: bool,
-    /// The most bytes of sent datagrams the sender keeps for resending.
-    /// Default 16 MiB.
+    /// The most bytes the sender keeps for resending: the sent datagrams
+    /// and its record of each. Default 16 MiB.
     pub store_bytes: usize,
 }
 
@@ -162,9 +161,21 @@ pub(super) struct Stored {
 /// With retransmission off it also lists what each connection was handed,
 /// in order, so that what a failover can no longer reach goes too
 /// ([`let_go_unreachable`](Self::let_go_unreachable)).
+///
+/// The datagrams are kept in a ring indexed by sequence number (they are
+/// sent nearly in order), so that keeping, finding and letting go of one
+/// costs O(1); a datagram let go out of order leaves an empty slot until
+/// the slots before it go. Every slot, empty or not, counts its own size
+/// against the byte bound, so neither small datagrams nor one held at the
+/// front (by a connection that went quiet) make the ring grow without
+/// bound.
 #[derive(Debug, Default)]
 pub(super) struct SentStore {
-    entries: BTreeMap<u64, Stored>,
+    /// Slot i holds datagram `base + i`; the first and last slots are
+    /// never empty.
+    slots: VecDeque<Option<Stored>>,
+    base: u64,
+    /// The bytes of the datagrams kept.
     bytes: usize,
     limit_bytes: usize,
     /// Per connection, (when, sequence number) of each datagram handed to
@@ -175,6 +186,10 @@ pub(super) struct SentStore {
     /// The buffers of datagrams let go, for the next ones sent.
     spare: BufferPool,
 }
+
+/// What one slot of the ring counts against the byte bound, beside its
+/// datagram's bytes.
+const SLOT_BYTES: usize = std::mem::size_of::<Option<Stored>>();
 
 /// What one connection was handed: (when, sequence number), oldest first.
 #[derive(Debug)]
@@ -188,7 +203,8 @@ impl SentStore {
     /// connection's datagrams for [`let_go_unreachable`](Self::let_go_unreachable).
     pub(super) fn new(limit_bytes: usize, by_connection: bool) -> SentStore {
         SentStore {
-            entries: BTreeMap::new(),
+            slots: VecDeque::new(),
+            base: 0,
             bytes: 0,
             limit_bytes,
             handed: by_connection.then(Vec::new),
@@ -202,22 +218,92 @@ impl SentStore {
             self.spare.give(stored.datagram);
             return;
         }
+        // A datagram further from those kept than the bound holds slots
+        // for starts the ring afresh (the others would go anyway).
+        let span = match self.newest() {
+            Some(newest) => seq.max(newest) - seq.min(self.base) + 1,
+            None => 1,
+        };
+        if self.slots.is_empty() || span.saturating_mul(SLOT_BYTES as u64) > self.limit_bytes as u64
+        {
+            self.clear();
+            self.base = seq;
+        }
         self.record(stored.conn, stored.dispatched, seq);
         self.bytes += stored.datagram.len();
-        if let Some(old) = self.entries.insert(seq, stored) {
+        while seq < self.base {
+            self.slots.push_front(None);
+            self.base -= 1;
+        }
+        let index = (seq - self.base) as usize;
+        if index >= self.slots.len() {
+            self.slots.resize_with(index + 1, || None);
+        }
+        if let Some(old) = self.slots.get_mut(index).and_then(|slot| slot.replace(stored)) {
             self.let_go(old);
         }
-        while self.bytes > self.limit_bytes {
-            let Some((_, old)) = self.entries.pop_first() else {
+        while self.bytes + self.slots.len() * SLOT_BYTES > self.limit_bytes {
+            if !self.pop_first() {
                 break;
-            };
-            self.let_go(old);
+            }
         }
+    }
+
+    /// Lets go of every datagram.
+    fn clear(&mut self) {
+        while self.pop_first() {}
+        self.slots.clear();
+    }
+
+    /// Lets go of the oldest datagram; whether there was one.
+    fn pop_first(&mut self) -> bool {
+        while let Some(slot) = self.slots.pop_front() {
+            self.base += 1;
+            if let Some(old) = slot {
+                self.let_go(old);
+                self.trim();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Drops the empty slots at both ends.
+    fn trim(&mut self) {
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        while matches!(self.slots.back(), Some(None)) {
+            self.slots.pop_back();
+        }
+    }
+
+    /// Takes datagram `seq` out of its slot.
+    fn take(&mut self, seq: u64) -> Option<Stored> {
+        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        let old = self.slots.get_mut(index)?.take()?;
+        self.bytes -= old.datagram.len();
+        Some(old)
+    }
+
+    fn slot(&self, seq: u64) -> Option<&Stored> {
+        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        self.slots.get(index)?.as_ref()
     }
 
     fn let_go(&mut self, old: Stored) {
         self.bytes -= old.datagram.len();
-        self.spare.give(old.datagram);
+        self.keep_buffer(old.datagram);
+    }
+
+    /// Keeps the buffer of a datagram let go for the next one sent. What
+    /// is let go comes in bursts (a round trip's datagrams when an answer
+    /// arrives) and is taken back one datagram at a time, so the spares
+    /// may be as many as the slots the store still has: they never
+    /// outnumber the datagrams it held at its fullest.
+    fn keep_buffer(&mut self, buffer: Vec<u8>) {
+        self.spare.give_within(buffer, self.slots.len());
     }
 
     /// An empty buffer for a new datagram: one a datagram let go left, if
@@ -247,35 +333,34 @@ impl SentStore {
         conn: ConnectionId,
         at: Instant,
     ) -> Option<&Stored> {
-        let stored = self.entries.get_mut(&seq)?;
+        let stored = self.get_mut(seq)?;
         stored.conn = conn;
         stored.dispatched = at;
         self.record(conn, at, seq);
-        self.entries.get(&seq)
+        self.slot(seq)
     }
 
     /// Lets go of the datagrams at the front whose deadline has passed.
     pub(super) fn prune(&mut self, now: Instant) {
-        while let Some(entry) = self.entries.first_entry() {
-            if entry.get().meta.deadline.is_none_or(|d| d >= now) {
+        while let Some(Some(first)) = self.slots.front() {
+            if first.meta.deadline.is_none_or(|d| d >= now) {
                 break;
             }
-            let old = entry.remove();
-            self.let_go(old);
+            self.pop_first();
         }
     }
 
     /// Lets go of what each connection was handed before `reach(conn)`
     /// (all of it when `None`: the connection is gone), except the
     /// datagrams `pending` names; a no-op unless the store lists by
-    /// connection. Each record is looked at once: amortised O(log n) a
+    /// connection. Each record is looked at once: amortised O(1) a
     /// datagram, and a connection that went quiet holds back only its own.
     pub(super) fn let_go_unreachable(
         &mut self,
         reach: impl Fn(ConnectionId) -> Option<Instant>,
         pending: impl Fn(u64) -> bool,
     ) {
-        let Some(handed) = &mut self.handed else {
+        let Some(mut handed) = self.handed.take() else {
             return;
         };
         handed.retain_mut(|Handed { conn, records }| {
@@ -285,36 +370,39 @@ impl SentStore {
                     break;
                 }
                 records.pop_front();
-                let Entry::Occupied(entry) = self.entries.entry(seq) else {
-                    continue;
-                };
-                let current = entry.get().conn == *conn && entry.get().dispatched == at;
+                let current = self
+                    .slot(seq)
+                    .is_some_and(|s| s.conn == *conn && s.dispatched == at);
                 if current && !pending(seq) {
-                    let old = entry.remove();
-                    self.bytes -= old.datagram.len();
-                    self.spare.give(old.datagram);
+                    if let Some(old) = self.take(seq) {
+                        self.keep_buffer(old.datagram);
+                    }
                 }
             }
             before.is_some()
         });
+        self.handed = Some(handed);
+        self.trim();
     }
 
     pub(super) fn get_mut(&mut self, seq: u64) -> Option<&mut Stored> {
-        self.entries.get_mut(&seq)
+        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        self.slots.get_mut(index)?.as_mut()
     }
 
     /// The datagrams handed to `conn` at or after `since`.
     pub(super) fn sent_on(&self, conn: ConnectionId, since: Instant) -> Vec<u64> {
-        self.entries
-            .iter()
+        (self.base..)
+            .zip(&self.slots)
+            .filter_map(|(seq, slot)| Some((seq, slot.as_ref()?)))
             .filter(|(_, s)| s.conn == conn && s.dispatched >= since)
-            .map(|(seq, _)| *seq)
+            .map(|(seq, _)| seq)
             .collect()
     }
 
     /// The highest sequence number kept.
     pub(super) fn newest(&self) -> Option<u64> {
-        self.entries.keys().next_back().copied()
+        (!self.slots.is_empty()).then(|| self.base + self.slots.len() as u64 - 1)
     }
 
     pub(super) fn bytes(&self) -> usize {
@@ -468,7 +556,8 @@ mod tests {
             local_port: 1,
             remote_port: 2,
         };
-        let mut store = SentStore::new(250, false);
+        // Room for two datagrams of 100 bytes and their slots, not three.
+        let mut store = SentStore::new(2 * (100 + SLOT_BYTES) + 50, false);
         for seq in 0..3u64 {
             store.insert(
                 seq,
