@@ -3,8 +3,10 @@
 //! end (a capture at the receiving interface).
 //!
 //! Packets appear as Wireshark reads them (the form of the wire issue):
-//! DCCP packets natively in IPv4 (protocol 33) with the checksum the
-//! endpoints computed; the TCP model's segments and ACKs as TCP headers with
+//! DCCP packets natively in IPv4 (protocol 33), with the native checksum
+//! over the IPv4 pseudo-header filled in here (the simulated endpoints run
+//! DCCP-UDP, RFC 6773, whose DCCP Checksum field is zero, and Wireshark has
+//! no DCCP-in-UDP dissector); the TCP model's segments and ACKs as TCP headers with
 //! zero-filled data; UDP sources as UDP datagrams. Node *i* has address
 //! 10.0.0.(*i* + 1) ([`super::dccp::node_address`]).
 
@@ -12,6 +14,7 @@ use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use fairstream_proto::capture::{PcapWriter, TcpHeader, IPPROTO_DCCP, TCP_FLAG_ACK, TCP_FLAG_PSH};
+use fairstream_proto::wire::dccp::{ChecksumContext, PseudoHeader};
 use fairstream_proto::time::Instant;
 
 use super::dccp::CLIENT_PORT_BASE;
@@ -50,6 +53,8 @@ pub(super) struct Captures {
     writers: Vec<[PcapWriter<Box<dyn Write>>; 2]>,
     /// The first write error; later packets are not written.
     error: Option<io::Error>,
+    /// A DCCP packet's copy with its native checksum.
+    native: Vec<u8>,
 }
 
 impl std::fmt::Debug for Captures {
@@ -67,6 +72,7 @@ impl Captures {
         Captures {
             writers,
             error: None,
+            native: Vec::new(),
         }
     }
 
@@ -90,7 +96,7 @@ impl Captures {
         else {
             return;
         };
-        if let Err(error) = write_packet(writer, at, packet, addresses) {
+        if let Err(error) = write_packet(writer, at, packet, addresses, &mut self.native) {
             self.error = Some(error);
         }
     }
@@ -116,6 +122,7 @@ fn write_packet(
     at: Instant,
     packet: &Packet,
     addresses: &FlowAddresses,
+    native: &mut Vec<u8>,
 ) -> io::Result<()> {
     let (source, destination) = if packet.toward_receiver {
         (addresses.from, addresses.to)
@@ -131,7 +138,17 @@ fn write_packet(
     let destination_socket = SocketAddrV4::new(destination, destination_port);
     match &packet.body {
         // DCCP packets carry their own ports.
-        Body::Dccp { bytes, .. } => writer.write_ipv4(at, source, destination, IPPROTO_DCCP, bytes),
+        Body::Dccp { bytes, .. } => {
+            native.clear();
+            native.extend_from_slice(bytes);
+            let context = ChecksumContext::PseudoHeader(PseudoHeader::native_v4(source, destination));
+            // The endpoint wrote a whole header: only a packet it did not
+            // write could fail here, and that one is captured as it is.
+            if let Ok(mut dccp) = fairstream_proto::wire::dccp::Packet::new_checked(&mut native[..]) {
+                let _ = dccp.fill_checksum(&context);
+            }
+            writer.write_ipv4(at, source, destination, IPPROTO_DCCP, native)
+        }
         Body::TcpSegment(segment) | Body::WebSegment { segment, .. } => writer.write_tcp(
             at,
             source_socket,

@@ -114,16 +114,13 @@ pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(180);
 
 impl DccpEnds {
     /// The endpoints of a flow with `ccid`, `packet_size` bytes of
-    /// application data per packet, between the nodes with addresses
-    /// `from` and `to`; under CCID 249 paced at `fixed_rate`.
+    /// application data per packet; under CCID 249 paced at `fixed_rate`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         ccid: Ccid,
         fixed_rate: Rate,
         packet_size: usize,
         flow_index: usize,
-        from: Ipv4Addr,
-        to: Ipv4Addr,
         source: Source,
         rng: SimRng,
     ) -> DccpEnds {
@@ -135,13 +132,12 @@ impl DccpEnds {
             // not hold the connection for the RFC's 4 minutes.
             msl: Duration::from_secs(1),
             handshake_timeout: HANDSHAKE_TIMEOUT,
-            // Native checksums, so that captures verify in Wireshark (which
-            // has no DCCP-in-UDP dissector); the link's overhead still counts
-            // the UDP encapsulation of RFC 6773.
-            checksum: ChecksumMode::NativeV4 {
-                local: from,
-                remote: to,
-            },
+            // DCCP-UDP (RFC 6773), as `fairstream send` and `recv` run it:
+            // the DCCP Checksum field is zero and the UDP checksum, which
+            // the link's overhead stands for, protects the datagram (a
+            // simulated link corrupts no bits). Captures fill in the
+            // native checksum for Wireshark.
+            checksum: ChecksumMode::UdpEncapsulated,
             ..ConnectionConfig::default()
         };
         // RFC 5348 §4.1: s is the packet size the sender uses; the

@@ -11,7 +11,7 @@ use fairstream_proto::conn::Ccid;
 use fairstream_proto::units::{Bytes, Rate};
 
 use super::bursts::LossRuns;
-use super::dccp::{node_address, DccpEnds};
+use super::dccp::DccpEnds;
 use super::layered::LayeredApp;
 use super::relay::SharedRelay;
 use super::series::FlowSample;
@@ -235,7 +235,6 @@ impl FlowState {
                 packet_size,
                 app_rate,
             } => dccp(
-                flow,
                 index,
                 seed,
                 start,
@@ -248,7 +247,6 @@ impl FlowState {
                 packet_size,
                 app_rate,
             } => dccp(
-                flow,
                 index,
                 seed,
                 start,
@@ -261,7 +259,6 @@ impl FlowState {
                 packet_size,
                 app_rate,
             } => dccp(
-                flow,
                 index,
                 seed,
                 start,
@@ -273,7 +270,6 @@ impl FlowState {
             // The schedule alone sets the rate (`tfrc-capped` caps it with
             // what the CCID 3 receiver reports): a CCID without pacing.
             Transport::Buffer { packet_size, .. } => dccp(
-                flow,
                 index,
                 seed,
                 start,
@@ -283,7 +279,6 @@ impl FlowState {
                 None,
             ),
             Transport::Fixed { rate, packet_size } => dccp(
-                flow,
                 index,
                 seed,
                 start,
@@ -335,8 +330,6 @@ impl FlowState {
                 dccp.fixed_rate(),
                 size,
                 index,
-                node_address(flow.from.0),
-                node_address(flow.to.0),
                 multi,
                 flow.media.as_ref(),
                 source,
@@ -919,7 +912,6 @@ impl FlowState {
 /// The endpoints of a DCCP flow with `ccid`.
 #[allow(clippy::too_many_arguments)]
 fn dccp(
-    flow: &Flow,
     index: usize,
     seed: u64,
     start: Instant,
@@ -946,8 +938,6 @@ fn dccp(
         fixed_rate,
         size as usize,
         index,
-        node_address(flow.from.0),
-        node_address(flow.to.0),
         source,
         SimRng::for_element(seed, &format!("flow:{index}:dccp")),
     )))

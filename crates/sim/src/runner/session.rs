@@ -2,7 +2,6 @@
 //! the flow's `from` host splitting one stream over several connections, a
 //! [`ReceiverSession`] at its `to` host merging them back.
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use fairstream_proto::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
@@ -101,15 +100,13 @@ pub(super) struct SessionEnds {
 
 impl SessionEnds {
     /// The sessions of a flow with `ccid`, `packet_size` bytes of
-    /// application data per datagram, between `from` and `to`.
+    /// application data per datagram.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         ccid: Ccid,
         fixed_rate: Rate,
         packet_size: usize,
         flow_index: usize,
-        from: Ipv4Addr,
-        to: Ipv4Addr,
         multi: &MultiConnection,
         media: Option<&MediaConfig>,
         source: Source,
@@ -144,10 +141,12 @@ impl SessionEnds {
             max_packet_size: packet_size + header + DATA_PACKET_OVERHEAD,
             msl: Duration::from_secs(1),
             handshake_timeout: super::dccp::HANDSHAKE_TIMEOUT,
-            checksum: ChecksumMode::NativeV4 {
-                local: from,
-                remote: to,
-            },
+            // DCCP-UDP (RFC 6773), as `fairstream send` and `recv` run it:
+            // the DCCP Checksum field is zero and the UDP checksum, which
+            // the link's overhead stands for, protects the datagram (a
+            // simulated link corrupts no bits). Captures fill in the
+            // native checksum for Wireshark.
+            checksum: ChecksumMode::UdpEncapsulated,
             ..ConnectionConfig::default()
         };
         connection.tfrc.segment_size = (packet_size + header).max(1);
