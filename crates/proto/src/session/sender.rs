@@ -289,6 +289,15 @@ pub struct SenderSession {
     /// [`dispatch`](Self::dispatch)'s list of ready connections, kept for
     /// its buffer.
     ready: Vec<ConnectionId>,
+    /// When [`dispatch`](Self::dispatch) last found no connection with
+    /// room for what waits, if nothing that could make room happened
+    /// since: a connection sending, a datagram or timer (which may open,
+    /// close or reset a connection, or end a silence), or the close.
+    /// Another dispatch at the same instant would find no room either
+    /// (whether a bonded connection is suspect depends on the instant
+    /// too), and returns at once: dispatch runs several times around
+    /// every datagram sent.
+    no_room_at: Option<Instant>,
 }
 
 /// The most receiver reports a [`SenderSession`] holds for
@@ -359,6 +368,7 @@ impl SenderSession {
             reports: VecDeque::new(),
             reports_dropped: 0,
             ready: Vec::new(),
+            no_room_at: None,
         };
         session.update(now);
         Ok(session)
@@ -510,6 +520,7 @@ impl SenderSession {
     /// A datagram from the receiver that arrived with the ECN codepoint
     /// `ecn`.
     pub fn handle_datagram_ecn(&mut self, now: Instant, bytes: &[u8], ecn: Ecn) {
+        self.no_room_at = None;
         let iss = self.iss();
         self.endpoint.handle_datagram_ecn(now, bytes, ecn, iss);
         self.read_feedback(now);
@@ -535,6 +546,7 @@ impl SenderSession {
 
     /// Runs the timers due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.no_room_at = None;
         if self.endpoint.poll_timeout().is_some_and(|t| t <= now) {
             self.endpoint.handle_timeout(now);
         }
@@ -559,6 +571,7 @@ impl SenderSession {
     ) -> Option<(usize, Transmit)> {
         self.dispatch(now);
         let (id, transmit) = self.endpoint.poll_transmit(now, buf)?;
+        self.no_room_at = None;
         self.dispatch(now);
         // The endpoint's own answers (a Reset to a stray packet) belong to
         // no connection: they go on the first path.
@@ -641,6 +654,7 @@ impl SenderSession {
             return;
         }
         self.closed = true;
+        self.no_room_at = None;
         let linger = if self.config.arq.enabled {
             3 * self.session_rtt()
         } else {
@@ -1001,7 +1015,7 @@ impl SenderSession {
         let depth = self.config.per_connection_depth.max(1);
         // Nothing to move: spare the scan (dispatch runs around every
         // packet the session sends or receives).
-        if self.resend.len() == 0 && self.queue.is_empty() {
+        if self.resend.len() == 0 && self.queue.is_empty() || self.no_room_at == Some(now) {
             return;
         }
         // The list of ready connections is built in a buffer the session
@@ -1016,6 +1030,12 @@ impl SenderSession {
             self.dispatch_to(now, &ready, depth);
         }
         self.ready = ready;
+        // Left waiting: no connection had room (GOP-interleaved dealing
+        // may leave datagrams of a full lane while another lane has room
+        // for datagrams still to come).
+        let waiting = self.resend.len() > 0 || !self.queue.is_empty();
+        self.no_room_at =
+            (waiting && self.config.policy != SplitPolicy::GopInterleave).then_some(now);
     }
 
     /// [`dispatch`](Self::dispatch) to the `ready` connections.
