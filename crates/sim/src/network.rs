@@ -69,8 +69,10 @@ pub enum Body {
     /// (carried in UDP, RFC 6773: the link's overhead stands for the IPv4 and
     /// UDP headers).
     Dccp {
-        /// The whole DCCP packet, header and options included.
-        bytes: Box<[u8]>,
+        /// The whole DCCP packet, header and options included. Its buffer
+        /// goes back to its flow when the packet leaves the network
+        /// ([`BodyPool`](crate::runner::BodyPool)).
+        bytes: Vec<u8>,
         /// The application data it carries.
         payload_len: u32,
         /// The ECN codepoint its endpoint sends it with (RFC 4340 §12.1:

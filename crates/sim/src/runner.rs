@@ -472,11 +472,12 @@ impl Simulation {
             let Some(packet) = self.store.take(handle.slot) else {
                 continue;
             };
-            if packet.toward_receiver {
-                if let Some(flow) = self.flows.get_mut(packet.flow) {
+            if let Some(flow) = self.flows.get_mut(packet.flow) {
+                if packet.toward_receiver {
                     flow.stats.channel_losses += 1;
                     flow.data_resolved(packet.id, true);
                 }
+                flow.recycle(packet);
             }
         }
         for delivery in deliveries.drain(..) {
@@ -534,6 +535,7 @@ impl Simulation {
         let index = packet.flow;
         let mut out = std::mem::take(&mut self.outbox);
         flow.on_arrival(now, &packet, &mut out);
+        flow.recycle(packet);
         self.send_all(now, index, out);
     }
 
@@ -643,11 +645,12 @@ impl Simulation {
             let Some(packet) = self.store.take(handle.slot) else {
                 continue;
             };
-            if packet.toward_receiver {
-                if let Some(flow) = self.flows.get_mut(packet.flow) {
+            if let Some(flow) = self.flows.get_mut(packet.flow) {
+                if packet.toward_receiver {
                     flow.stats.queue_drops += 1;
                     flow.data_resolved(packet.id, true);
                 }
+                flow.recycle(packet);
             }
         }
     }

@@ -24,6 +24,7 @@ use fairstream_proto::units::Rate;
 use super::layered::LayeredApp;
 use super::media::MediaApp;
 use super::relay::SharedRelay;
+use super::store::BodyPool;
 use super::voice::VoiceApp;
 use crate::network::Body;
 use crate::rng::SimRng;
@@ -87,7 +88,8 @@ pub(super) struct DccpEnds {
     payload: Vec<u8>,
     /// Initial sequence numbers (RFC 4340 §7.2 asks for random ones).
     rng: SimRng,
-    buf: Vec<u8>,
+    /// The buffers the endpoints write their packets into.
+    bodies: BodyPool,
     /// The start sequence number of the TFRC receiver's open loss interval,
     /// to count new loss events.
     open_interval_start: Option<u64>,
@@ -176,7 +178,7 @@ impl DccpEnds {
             voice: None,
             payload: vec![0; packet_size],
             rng,
-            buf: Vec::with_capacity(packet_size + DATA_PACKET_OVERHEAD),
+            bodies: BodyPool::default(),
             open_interval_start: None,
             stats: DccpStats::default(),
         }
@@ -225,8 +227,13 @@ impl DccpEnds {
             }
         }
         self.read_application_data(now);
-        while let Some((_, transmit)) = self.server.poll_transmit(now, &mut self.buf) {
-            out.push((false, self.body(transmit.ecn)));
+        loop {
+            let mut buf = self.bodies.take();
+            let Some((_, transmit)) = self.server.poll_transmit(now, &mut buf) else {
+                self.bodies.give(buf);
+                break;
+            };
+            out.push((false, body(buf, transmit.ecn)));
         }
         self.drain_events();
     }
@@ -305,23 +312,18 @@ impl DccpEnds {
 
     /// Takes one packet from the client; whether there was one.
     fn transmit_one(&mut self, now: Instant, out: &mut Vec<(bool, Body)>) -> bool {
-        let Some((_, transmit)) = self.client.poll_transmit(now, &mut self.buf) else {
+        let mut buf = self.bodies.take();
+        let Some((_, transmit)) = self.client.poll_transmit(now, &mut buf) else {
+            self.bodies.give(buf);
             return false;
         };
-        out.push((true, self.body(transmit.ecn)));
+        out.push((true, body(buf, transmit.ecn)));
         true
     }
 
-    /// The packet in `buf` as a network body, sent with the ECN codepoint
-    /// the endpoint chose for it (RFC 4340 §12.1).
-    fn body(&self, ecn: Ecn) -> Body {
-        // DCCP header length is in 32-bit words at byte 4 (RFC 4340 §5.1).
-        let header = self.buf.get(4).map_or(0, |w| usize::from(*w) * 4);
-        Body::Dccp {
-            bytes: self.buf.as_slice().into(),
-            payload_len: u32::try_from(self.buf.len().saturating_sub(header)).unwrap_or(0),
-            ecn,
-        }
+    /// A packet's buffer, back from the network.
+    pub(super) fn recycle(&mut self, bytes: Vec<u8>) {
+        self.bodies.give(bytes);
     }
 
     /// A packet from the client reached the server's host with the ECN
@@ -469,5 +471,17 @@ impl DccpEnds {
     pub(super) fn current_loss_event_rate(&self) -> Option<f64> {
         let conn = self.client_id.and_then(|id| self.client.connection(id))?;
         Some(conn.stats().loss_event_rate)
+    }
+}
+
+/// The packet in `buf` as a network body, sent with the ECN codepoint the
+/// endpoint chose for it (RFC 4340 §12.1).
+fn body(buf: Vec<u8>, ecn: Ecn) -> Body {
+    // DCCP header length is in 32-bit words at byte 4 (RFC 4340 §5.1).
+    let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
+    Body::Dccp {
+        payload_len: u32::try_from(buf.len().saturating_sub(header)).unwrap_or(0),
+        bytes: buf,
+        ecn,
     }
 }

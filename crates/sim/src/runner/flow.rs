@@ -595,6 +595,18 @@ impl FlowState {
         }
     }
 
+    /// A packet of this flow left the network (delivered, lost or
+    /// dropped): its buffer goes back to the endpoints that wrote it.
+    pub(super) fn recycle(&mut self, packet: Packet) {
+        if let Body::Dccp { bytes, .. } = packet.body {
+            match &mut self.endpoints {
+                Endpoints::Session(session) => session.recycle(bytes),
+                Endpoints::Dccp(dccp) => dccp.recycle(bytes),
+                _ => {}
+            }
+        }
+    }
+
     /// A packet of this flow reached its destination host at `now`; appends
     /// what the flow sends in response (timers and new data included) to
     /// `out`.

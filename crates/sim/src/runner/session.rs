@@ -19,6 +19,7 @@ use fairstream_proto::units::Rate;
 use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
 use super::relay::SharedRelay;
+use super::store::BodyPool;
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::scenario::{
@@ -63,7 +64,8 @@ pub(super) struct SessionEnds {
     pub(super) relay_in: Option<SharedRelay>,
     payload: Vec<u8>,
     rng: SimRng,
-    buf: Vec<u8>,
+    /// The buffers the sessions write their packets into.
+    bodies: BodyPool,
     closing: bool,
     /// Datagrams of a non-video source fed so far.
     fed: u64,
@@ -251,7 +253,7 @@ impl SessionEnds {
             relay_in: None,
             payload: vec![0; packet_size],
             rng,
-            buf: Vec::with_capacity(packet_size + 64),
+            bodies: BodyPool::default(),
             closing: false,
             fed: 0,
             interleaved,
@@ -309,16 +311,23 @@ impl SessionEnds {
                 break;
             }
             sender_touched = true;
-            let Some(transmit) = self.sender.poll_transmit(now, &mut self.buf) else {
+            let mut buf = self.bodies.take();
+            let Some(transmit) = self.sender.poll_transmit(now, &mut buf) else {
+                self.bodies.give(buf);
                 self.sender_idle = true;
                 break;
             };
-            out.push((true, body(&self.buf, transmit.ecn)));
+            out.push((true, body(buf, transmit.ecn)));
         }
         if !self.receiver_idle {
             receiver_touched = true;
-            while let Some(transmit) = self.receiver.poll_transmit(now, &mut self.buf) {
-                out.push((false, body(&self.buf, transmit.ecn)));
+            loop {
+                let mut buf = self.bodies.take();
+                let Some(transmit) = self.receiver.poll_transmit(now, &mut buf) else {
+                    self.bodies.give(buf);
+                    break;
+                };
+                out.push((false, body(buf, transmit.ecn)));
             }
             self.receiver_idle = true;
         }
@@ -621,9 +630,14 @@ impl SessionEnds {
             self.sender.open_connections() as f64
         }
     }
+
+    /// A packet's buffer, back from the network.
+    pub(super) fn recycle(&mut self, bytes: Vec<u8>) {
+        self.bodies.give(bytes);
+    }
 }
 
-fn body(buf: &[u8], ecn: Ecn) -> Body {
+fn body(buf: Vec<u8>, ecn: Ecn) -> Body {
     let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
     // The session header's top bit says whether a playout time follows.
     let session_header = buf.get(header).map_or(SESSION_HEADER_BYTES, |first| {
@@ -636,8 +650,8 @@ fn body(buf: &[u8], ecn: Ecn) -> Body {
             }
     });
     Body::Dccp {
-        bytes: buf.into(),
         payload_len: u32::try_from(buf.len().saturating_sub(header + session_header)).unwrap_or(0),
+        bytes: buf,
         ecn,
     }
 }
