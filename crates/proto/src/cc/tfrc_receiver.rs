@@ -452,13 +452,17 @@ impl TfrcReceiver {
         let rtt = self.rtt_or_default();
         let grouping = self.config.loss_event_grouping;
         if !arrival.newly_lost.is_empty() {
-            let synthetic = self.first_interval_length(now, rtt);
+            // Only the first loss event needs the synthetic interval (and
+            // its inverse of the equation): asked for then.
+            let mean_size = self.mean_packet_size();
+            let (config, meter) = (&self.config, &self.meter);
+            let synthetic = || first_interval_length(config, meter, mean_size, now, rtt);
             for run in &arrival.newly_lost {
                 // RFC 5348 §6: feedback "whenever a new loss event is
                 // detected without waiting for the end of an RTT".
                 expedite |= self
                     .events
-                    .on_lost_run(run, highest, rtt, grouping, || synthetic);
+                    .on_lost_run(run, highest, rtt, grouping, synthetic);
             }
         }
         self.on_lost_runs_for_congestion(now, &arrival.newly_lost, highest);
@@ -560,7 +564,9 @@ impl TfrcReceiver {
         };
         let rtt = self.rtt_or_default();
         let grouping = self.config.loss_event_grouping;
-        let synthetic = self.first_interval_length(now, rtt);
+        let mean_size = self.mean_packet_size();
+        let (config, meter) = (&self.config, &self.meter);
+        let synthetic = || first_interval_length(config, meter, mean_size, now, rtt);
         let Some(c) = &mut self.congestion else {
             return;
         };
@@ -577,7 +583,7 @@ impl TfrcReceiver {
                 continue;
             }
             c.events
-                .on_lost_run(run, highest, rtt, grouping, || synthetic);
+                .on_lost_run(run, highest, rtt, grouping, synthetic);
         }
     }
 
@@ -593,15 +599,23 @@ impl TfrcReceiver {
         }
     }
 
-    /// RFC 5348 §6.3.1: the synthetic first loss interval 1/p, for the p at
-    /// which the throughput equation gives the receive rate of the last RTT.
-    fn first_interval_length(&self, now: Instant, rtt: Duration) -> f64 {
-        let s = match self.config.first_interval_packet_size {
-            FirstIntervalPacketSize::MeanReceived => self.mean_packet_size().unwrap_or(1.0),
-            FirstIntervalPacketSize::Fixed(size) => size as f64,
-        };
-        1.0 / first_interval_loss_event_rate(self.meter.rate(now, rtt), s, rtt)
-    }
+}
+
+/// RFC 5348 §6.3.1: the synthetic first loss interval 1/p, for the p at
+/// which the throughput equation gives the receive rate of the last RTT
+/// (`mean_size`: the mean size of the packets received).
+fn first_interval_length(
+    config: &TfrcReceiverConfig,
+    meter: &ReceiveRateMeter,
+    mean_size: Option<f64>,
+    now: Instant,
+    rtt: Duration,
+) -> f64 {
+    let s = match config.first_interval_packet_size {
+        FirstIntervalPacketSize::MeanReceived => mean_size.unwrap_or(1.0),
+        FirstIntervalPacketSize::Fixed(size) => size as f64,
+    };
+    1.0 / first_interval_loss_event_rate(meter.rate(now, rtt), s, rtt)
 }
 
 /// RFC 5348 §6.3.1: the loss event rate p ∈ (0, 1] at which the throughput
