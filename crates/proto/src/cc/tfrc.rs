@@ -176,6 +176,9 @@ pub struct TfrcSender {
     p: f64,
     /// R, the smoothed RTT in seconds, once there is a sample.
     rtt: Option<f64>,
+    /// R as a duration, kept beside it (asked for far more often than R
+    /// changes).
+    rtt_duration: Option<Duration>,
     /// The latest RTT sample, seconds.
     rtt_sample: Option<f64>,
     /// R_sqmean for oscillation prevention.
@@ -245,6 +248,7 @@ impl TfrcSender {
             losses_per_event: 1.0,
             p: 0.0,
             rtt: None,
+            rtt_duration: None,
             rtt_sample: None,
             rtt_sqmean: None,
             x_recv: 0.0,
@@ -398,8 +402,13 @@ impl TfrcSender {
     /// t_nom of the next packet: the last nominal time plus t_ipi at the
     /// current rate.
     fn next_nominal(&self) -> Option<Instant> {
+        self.next_nominal_at(self.pacing_rate())
+    }
+
+    /// [`next_nominal`](Self::next_nominal) with the pacing rate given.
+    fn next_nominal_at(&self, pacing_rate: f64) -> Option<Instant> {
         self.last_nominal
-            .map(|t| t + secs(self.last_paced_bytes / self.pacing_rate()))
+            .map(|t| t + secs(self.last_paced_bytes / pacing_rate))
     }
 
     /// The bytes a packet of `size` counts for in pacing: its size, or under
@@ -522,6 +531,7 @@ impl TfrcSender {
             Some(r) => q * r + (1.0 - q) * sample,
         };
         self.rtt = Some(r);
+        self.rtt_duration = Some(secs(r));
         self.rtt_sample = Some(sample);
         self.feedbacks += 1;
         // RFC 5348 §4.5: "R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample)",
@@ -640,6 +650,7 @@ impl TfrcSender {
             return;
         }
         self.rtt = Some(r);
+        self.rtt_duration = Some(secs(r));
         self.x = initial_window(self.s()) / r * self.header_allowance();
         self.restart_nofeedback_timer(now);
     }
@@ -661,9 +672,10 @@ impl RateController for TfrcSender {
     fn permission(&mut self, now: Instant, size_bytes: usize) -> SendPermission {
         // RFC 5348 §4.6: send when t_now >= t_nom - t_delta, with
         // t_delta = min(t_ipi/2, t_gran/2).
-        let t_ipi = self.paced_bytes(size_bytes) / self.pacing_rate();
+        let pacing_rate = self.pacing_rate();
+        let t_ipi = self.paced_bytes(size_bytes) / pacing_rate;
         let t_delta = secs((t_ipi / 2.0).min(self.config.timer_granularity.as_secs_f64() / 2.0));
-        let Some(nominal) = self.next_nominal() else {
+        let Some(nominal) = self.next_nominal_at(pacing_rate) else {
             return SendPermission::Now;
         };
         let mut earliest = nominal - t_delta;
@@ -733,7 +745,7 @@ impl RateController for TfrcSender {
     }
 
     fn rtt(&self) -> Option<Duration> {
-        self.rtt.map(secs)
+        self.rtt_duration
     }
 }
 
