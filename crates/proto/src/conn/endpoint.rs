@@ -595,14 +595,19 @@ impl Endpoint {
 
     /// The next event of any connection.
     pub fn poll_event(&mut self) -> Option<(ConnectionId, Event)> {
-        let event = self
-            .connections
-            .iter_mut()
-            .find_map(|(id, conn)| conn.poll_event().map(|event| (*id, event)));
-        if event.is_none() {
+        // One pass: the first event, or else whether a connection is
+        // drained (its events, just asked, are none).
+        let mut drained = false;
+        for (id, conn) in self.connections.iter_mut() {
+            if let Some(event) = conn.poll_event() {
+                return Some((*id, event));
+            }
+            drained |= conn.is_drained();
+        }
+        if drained {
             self.remove_drained();
         }
-        event
+        None
     }
 
     /// The earliest time a connection needs `handle_timeout`.
