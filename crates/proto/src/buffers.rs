@@ -2,6 +2,32 @@
 //! queues do not each cost an allocation and a free: the buffer a sent
 //! datagram leaves behind carries the next one. Only allocation changes;
 //! the bytes are the same.
+//!
+//! A session keeps each datagram it hands to a connection (to resend it):
+//! the two share one buffer ([`Shared`]) rather than each holding a copy.
+
+use std::sync::Arc;
+
+/// A datagram's bytes shared between a session's store and the connection
+/// that sends them.
+pub(crate) type Shared = Arc<Vec<u8>>;
+
+/// A datagram in a connection's send queue: its own copy, or bytes it
+/// shares with the session that keeps them.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    Owned(Vec<u8>),
+    Shared(Shared),
+}
+
+impl Payload {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Payload::Owned(bytes) => bytes,
+            Payload::Shared(bytes) => bytes,
+        }
+    }
+}
 
 /// At most this many spare buffers are kept.
 const MAX_SPARE: usize = 16;
@@ -49,6 +75,35 @@ impl BufferPool {
     }
 }
 
+/// [`BufferPool`] for shared buffers: a buffer comes back only when its
+/// last holder lets go of it (the connection has sent it by then, almost
+/// always); one still held elsewhere is freed by that holder.
+#[derive(Debug, Default)]
+pub(crate) struct SharedPool {
+    spare: Vec<Shared>,
+}
+
+impl SharedPool {
+    /// An empty buffer no one else holds: a spare one if any.
+    pub(crate) fn take(&mut self) -> Shared {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Keeps `buffer`, emptied, if no one else holds it, and while fewer
+    /// than `max` (at least [`MAX_SPARE`]) are kept.
+    pub(crate) fn give_within(&mut self, mut buffer: Shared, max: usize) {
+        if self.spare.len() >= max.max(MAX_SPARE) {
+            return;
+        }
+        if let Some(bytes) = Arc::get_mut(&mut buffer) {
+            if bytes.capacity() > 0 && bytes.capacity() <= MAX_SPARE_CAPACITY {
+                bytes.clear();
+                self.spare.push(buffer);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +135,27 @@ mod tests {
         assert_eq!(pool.spare.len(), 40, "a larger bound for bursts");
         pool.give_within(vec![0; 10], 1);
         assert_eq!(pool.spare.len(), 40, "never below MAX_SPARE's");
+    }
+
+    #[test]
+    fn a_shared_buffer_comes_back_only_from_its_last_holder() {
+        let mut pool = SharedPool::default();
+        let held = Arc::new(vec![1u8; 100]);
+        let other = Arc::clone(&held);
+        pool.give_within(held, 0);
+        assert!(pool.spare.is_empty(), "another holder still has it");
+        pool.give_within(other, 0);
+        let again = pool.take();
+        assert!(again.is_empty());
+        assert!(again.capacity() >= 100);
+        assert_eq!(Arc::strong_count(&again), 1);
+        for _ in 0..100 {
+            pool.give_within(Arc::new(vec![0; 10]), 40);
+        }
+        assert_eq!(pool.spare.len(), 40);
+        assert_eq!(
+            Payload::Shared(Arc::new(vec![5, 6])).bytes(),
+            Payload::Owned(vec![5, 6]).bytes()
+        );
     }
 }

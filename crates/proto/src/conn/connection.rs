@@ -13,7 +13,7 @@ use super::history::SendHistory;
 use super::seqwin::{SequenceNumbers, SequenceState};
 use super::state::{Role, State};
 use super::timers::{Timer, TimerTable};
-use crate::buffers::BufferPool;
+use crate::buffers::{BufferPool, Payload, Shared};
 use crate::time::Instant;
 use crate::units::Rate;
 use crate::wire::dccp::{ChecksumContext, DccpRepr, PacketKind, ResetCode, SeqNum};
@@ -122,7 +122,7 @@ pub struct Connection {
     /// A client's Init Cookies from the Response (RFC 4340 §8.1.4), echoed
     /// on every Ack in PARTOPEN.
     pub(crate) init_cookies: Vec<Vec<u8>>,
-    pub(crate) send_queue: VecDeque<Vec<u8>>,
+    pub(crate) send_queue: VecDeque<Payload>,
     /// The buffers of datagrams sent, for the next ones queued.
     pub(crate) send_buffers: BufferPool,
     pub(crate) recv_queue: VecDeque<Vec<u8>>,
@@ -500,23 +500,34 @@ impl Connection {
     /// state and the CCID allow.
     pub fn send(&mut self, now: Instant, payload: &[u8]) -> Result<(), SendError> {
         let _ = now;
+        self.may_queue(payload.len())?;
+        let payload = self.send_buffers.copy_of(payload);
+        self.send_queue.push_back(Payload::Owned(payload));
+        Ok(())
+    }
+
+    /// [`send`](Self::send) for bytes a session keeps too: the connection
+    /// holds them without a copy.
+    pub(crate) fn send_shared(&mut self, payload: &Shared) -> Result<(), SendError> {
+        self.may_queue(payload.len())?;
+        self.send_queue.push_back(Payload::Shared(Shared::clone(payload)));
+        Ok(())
+    }
+
+    /// Whether a datagram of `len` bytes may be queued now.
+    fn may_queue(&self, len: usize) -> Result<(), SendError> {
         if !self.state.can_send() || self.close_after_drain {
             return Err(SendError::NotOpen(self.state));
         }
         let max = self.max_payload();
-        if payload.len() > max {
-            return Err(SendError::TooBig {
-                len: payload.len(),
-                max,
-            });
+        if len > max {
+            return Err(SendError::TooBig { len, max });
         }
         if self.send_queue.len() >= self.config.send_queue_packets {
             return Err(SendError::QueueFull {
                 capacity: self.config.send_queue_packets,
             });
         }
-        let payload = self.send_buffers.copy_of(payload);
-        self.send_queue.push_back(payload);
         Ok(())
     }
 

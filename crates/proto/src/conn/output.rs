@@ -6,6 +6,7 @@ use super::history::SentRecord;
 use super::seqwin::SequenceState;
 use super::state::{Role, State};
 use super::timers::Timer;
+use crate::buffers::Payload;
 use crate::cc::SendPermission;
 use crate::ecn::Ecn;
 use crate::time::Instant;
@@ -156,7 +157,7 @@ impl Connection {
         if !may_send {
             return None;
         }
-        let Some(size) = self.send_queue.front().map(Vec::len) else {
+        let Some(size) = self.send_queue.front().map(|p| p.bytes().len()) else {
             if let Some(tx) = &mut self.tx {
                 tx.on_application_limited(now);
             }
@@ -194,8 +195,11 @@ impl Connection {
         } else {
             PacketKind::Data
         };
-        let transmit = self.transmit(now, buf, kind, Vec::new(), &payload);
-        self.send_buffers.give(payload);
+        let transmit = self.transmit(now, buf, kind, Vec::new(), payload.bytes());
+        // A shared payload stays with the session that keeps it.
+        if let Payload::Owned(payload) = payload {
+            self.send_buffers.give(payload);
+        }
         transmit
     }
 

@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use crate::buffers::BufferPool;
+use crate::buffers::{Shared, SharedPool};
 use crate::conn::ConnectionId;
 use crate::time::Instant;
 
@@ -148,7 +148,7 @@ impl DatagramMeta {
 /// One sent datagram, kept for resending.
 #[derive(Clone, Debug)]
 pub(super) struct Stored {
-    pub(super) datagram: Vec<u8>,
+    pub(super) datagram: Shared,
     pub(super) meta: DatagramMeta,
     /// The connection it was handed to, and when.
     pub(super) conn: ConnectionId,
@@ -184,7 +184,7 @@ pub(super) struct SentStore {
     /// skipped.
     handed: Option<Vec<Handed>>,
     /// The buffers of datagrams let go, for the next ones sent.
-    spare: BufferPool,
+    spare: SharedPool,
 }
 
 /// What one slot of the ring counts against the byte bound, beside its
@@ -208,14 +208,14 @@ impl SentStore {
             bytes: 0,
             limit_bytes,
             handed: by_connection.then(Vec::new),
-            spare: BufferPool::default(),
+            spare: SharedPool::default(),
         }
     }
 
     /// Records a dispatched datagram; the oldest go when over the bound.
     pub(super) fn insert(&mut self, seq: u64, stored: Stored) {
         if self.limit_bytes == 0 {
-            self.spare.give(stored.datagram);
+            self.spare.give_within(stored.datagram, 0);
             return;
         }
         // A datagram further from those kept than the bound holds slots
@@ -302,13 +302,13 @@ impl SentStore {
     /// arrives) and is taken back one datagram at a time, so the spares
     /// may be as many as the slots the store still has: they never
     /// outnumber the datagrams it held at its fullest.
-    fn keep_buffer(&mut self, buffer: Vec<u8>) {
+    fn keep_buffer(&mut self, buffer: Shared) {
         self.spare.give_within(buffer, self.slots.len());
     }
 
     /// An empty buffer for a new datagram: one a datagram let go left, if
     /// any.
-    pub(super) fn buffer(&mut self) -> Vec<u8> {
+    pub(super) fn buffer(&mut self) -> Shared {
         self.spare.take()
     }
 
@@ -562,7 +562,7 @@ mod tests {
             store.insert(
                 seq,
                 Stored {
-                    datagram: vec![0; 100],
+                    datagram: Shared::new(vec![0; 100]),
                     meta: DatagramMeta {
                         deadline: Some(at(100 * (seq + 1))),
                         ..DatagramMeta::gop(0)
@@ -596,7 +596,7 @@ mod tests {
             store.insert(
                 seq,
                 Stored {
-                    datagram: vec![0; 10],
+                    datagram: Shared::new(vec![0; 10]),
                     meta: DatagramMeta::gop(0),
                     conn: conn(1 + (seq % 2) as u16),
                     dispatched: at(seq),

@@ -14,6 +14,7 @@ use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigErro
 use crate::conn::{
     ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State, Transmit,
 };
+use crate::buffers::Shared;
 use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::units::Rate;
@@ -236,7 +237,7 @@ struct Path {
 /// A datagram waiting in the session queue.
 #[derive(Clone, Debug)]
 struct Queued {
-    datagram: Vec<u8>,
+    datagram: Shared,
     meta: DatagramMeta,
     seq: u64,
 }
@@ -498,9 +499,11 @@ impl SenderSession {
             return Err(SessionSendError::QueueFull(self.config.queue_datagrams));
         }
         let mut datagram = self.store.buffer();
-        datagram.reserve(header.len() + data.len());
-        header.emit(&mut datagram);
-        datagram.extend_from_slice(data);
+        // The store's spare buffers are held by no one else: no copy.
+        let bytes = Shared::make_mut(&mut datagram);
+        bytes.reserve(header.len() + data.len());
+        header.emit(bytes);
+        bytes.extend_from_slice(data);
         self.queue.push_back(Queued {
             datagram,
             meta,
@@ -1146,7 +1149,7 @@ impl SenderSession {
     fn copy_to_another_path(
         &mut self,
         now: Instant,
-        datagram: &[u8],
+        datagram: &Shared,
         id: ConnectionId,
         ready: &[ConnectionId],
         depth: usize,
@@ -1161,7 +1164,7 @@ impl SenderSession {
             return;
         };
         if let Some(conn) = self.endpoint.connection_mut(other) {
-            if conn.send(now, datagram).is_ok() {
+            if conn.send_shared(datagram).is_ok() {
                 self.key_copies += 1;
             }
         }
@@ -1175,7 +1178,7 @@ impl SenderSession {
         // The size was checked in `send`; a refusal here can only be a
         // connection that started closing: the datagram is lost (and may be
         // asked for again).
-        let _ = conn.send(now, &queued.datagram);
+        let _ = conn.send_shared(&queued.datagram);
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == id) {
             c.unanswered_since.get_or_insert(now);
         }

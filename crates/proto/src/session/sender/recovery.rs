@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::{SenderSession, SessionEvent, MAX_HELD_REPORTS};
+use crate::buffers::Shared;
 use crate::conn::{ConnectionId, State};
 use crate::time::Instant;
 use crate::wire::rtcp::{is_rtcp, GenericNack};
@@ -184,9 +185,9 @@ impl SenderSession {
         let Some(stored) = self.store.redispatch(seq, id, now) else {
             return;
         };
-        let datagram = stored.datagram.clone();
+        let datagram = Shared::clone(&stored.datagram);
         if let Some(conn) = self.endpoint.connection_mut(id) {
-            if conn.send(now, &datagram).is_ok() {
+            if conn.send_shared(&datagram).is_ok() {
                 self.arq_stats.retransmitted += 1;
             }
         }
