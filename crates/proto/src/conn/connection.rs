@@ -126,6 +126,9 @@ pub struct Connection {
     /// The buffers of datagrams sent, for the next ones queued.
     pub(crate) send_buffers: BufferPool,
     pub(crate) recv_queue: VecDeque<Vec<u8>>,
+    /// Buffers the application gave back ([`recycle`](Self::recycle)), for
+    /// the next datagrams received.
+    pub(crate) recv_buffers: BufferPool,
     pub(crate) recv_dropped_unreported: u64,
     pub(crate) events: VecDeque<Event>,
     /// `close` was called with data queued: close once it has left.
@@ -178,6 +181,7 @@ impl Connection {
             send_queue: VecDeque::new(),
             send_buffers: BufferPool::default(),
             recv_queue: VecDeque::new(),
+            recv_buffers: BufferPool::default(),
             recv_dropped_unreported: 0,
             events: VecDeque::new(),
             close_after_drain: false,
@@ -543,6 +547,12 @@ impl Connection {
     /// The next received datagram, in order of arrival.
     pub fn recv(&mut self) -> Option<Vec<u8>> {
         self.recv_queue.pop_front()
+    }
+
+    /// Gives back a buffer [`recv`](Self::recv) returned, once read, to
+    /// carry a later datagram (a few are kept; the rest are freed).
+    pub fn recycle(&mut self, buffer: Vec<u8>) {
+        self.recv_buffers.give(buffer);
     }
 
     /// Starts an orderly close (RFC 4340 §8.3) once the queued data has left:

@@ -500,7 +500,8 @@ impl Connection {
             self.stats.recv_queue_dropped += 1;
             self.recv_dropped_unreported += 1;
         }
-        self.recv_queue.push_back(payload.to_vec());
+        let copy = self.recv_buffers.copy_of(payload);
+        self.recv_queue.push_back(copy);
         self.stats.data_packets_received += 1;
         self.stats.data_bytes_received += payload.len() as u64;
     }

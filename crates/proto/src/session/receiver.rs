@@ -52,6 +52,9 @@ pub struct ReceiverSession {
     base_reorder: ReorderConfig,
     /// The connection that delivered last (requests go back on it).
     last_lane: Option<ConnectionId>,
+    /// The datagrams a connection delivered, taken at once (kept for its
+    /// buffer).
+    arrived: Vec<Vec<u8>>,
     rtt: Option<Duration>,
     /// The first timed datagram's playout time and arrival: the origin of
     /// the deadlines.
@@ -113,6 +116,7 @@ impl ReceiverSession {
             playout_lead: Duration::ZERO,
             base_reorder: reorder,
             last_lane: None,
+            arrived: Vec::new(),
             rtt: None,
             timeline: None,
             settle_check: None,
@@ -377,6 +381,18 @@ impl ReceiverSession {
         self.reorder.pop()
     }
 
+    /// Gives back a buffer [`recv`](Self::recv) returned, once read, to
+    /// carry a later datagram: a connection keeps a few (the one that
+    /// delivered last, as most datagrams come on it), and frees the rest.
+    pub fn recycle(&mut self, buffer: Vec<u8>) {
+        if let Some(conn) = self
+            .last_lane
+            .and_then(|id| self.endpoint.connection_mut(id))
+        {
+            conn.recycle(buffer);
+        }
+    }
+
     /// Sends an application's report (an RTCP packet, RFC 5762 §4, such as
     /// paper 004's [`BufferReport`](crate::wire::rtcp::BufferReport)) back
     /// to the sender, as the session sends its NACKs: on the connection
@@ -410,12 +426,12 @@ impl ReceiverSession {
         let Some(conn) = self.endpoint.connection_mut(id) else {
             return;
         };
-        let mut datagrams = Vec::new();
+        let mut datagrams = std::mem::take(&mut self.arrived);
         while let Some(datagram) = conn.recv() {
             datagrams.push(datagram);
         }
         let rtt = conn.tfrc_receiver().and_then(|r| r.rtt()).or(conn.rtt());
-        for mut datagram in datagrams {
+        for mut datagram in datagrams.drain(..) {
             let Some((header, len)) = SessionHeader::parse(&datagram) else {
                 self.malformed += 1;
                 continue;
@@ -439,6 +455,7 @@ impl ReceiverSession {
                 self.settle_check = Some(now + self.settle());
             }
         }
+        self.arrived = datagrams;
         if let Some(rtt) = rtt {
             self.rtt = Some(rtt);
             self.tune();

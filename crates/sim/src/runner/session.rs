@@ -468,9 +468,11 @@ impl SessionEnds {
             if let Some(media) = &mut self.media {
                 media.on_received(now, &data);
                 if let Some(relay) = &self.relay_out {
-                    relay.forward(media, data.clone());
+                    relay.forward(media, data);
+                    continue;
                 }
             }
+            self.receiver.recycle(data);
         }
     }
 
