@@ -429,3 +429,35 @@ fn the_sequence_window_grows_with_the_packets_sent_per_round_trip() {
     assert_eq!(client.stats().invalid_dropped, 0);
     assert_eq!(server.stats().invalid_dropped, 0);
 }
+
+#[test]
+fn a_buffer_given_back_carries_the_next_datagram_received() {
+    let (mut pair, id) = pair_with(
+        config(Ccid::Tfrc, vec![Ccid::Tfrc]),
+        config(Ccid::Tfrc, vec![Ccid::Tfrc]),
+        link(0.0, 0.0, 1),
+    );
+    assert!(open(&mut pair, id, millis(2_000)));
+    let send = |pair: &mut Pair, bytes: &[u8]| {
+        let now = pair.now();
+        pair.client
+            .connection_mut(id)
+            .and_then(|c| c.send(now, bytes).ok())
+            .expect("the client takes the datagram");
+        pair.run_until(now + Duration::from_millis(300));
+    };
+    send(&mut pair, b"first");
+    let server = pair.server.connection_mut(server_id()).expect("open");
+    let first = server.recv().expect("delivered");
+    assert_eq!(first, b"first");
+    // A roomy buffer given back holds the next datagram, not a new one.
+    let mut roomy = first;
+    roomy.reserve(4096);
+    let room = roomy.capacity();
+    server.recycle(roomy);
+    send(&mut pair, b"second");
+    let server = pair.server.connection_mut(server_id()).expect("open");
+    let second = server.recv().expect("delivered");
+    assert_eq!(second, b"second");
+    assert_eq!(second.capacity(), room);
+}
