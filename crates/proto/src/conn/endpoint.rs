@@ -583,13 +583,18 @@ impl Endpoint {
                 return Some((Some(*id), transmit));
             }
         }
+        // The same pass notes whether a connection is drained.
+        let mut drained = false;
         for (id, conn) in self.connections.iter_mut() {
             if let Some(transmit) = conn.poll_transmit(now, buf) {
                 self.last_served = Some(*id);
                 return Some((Some(*id), transmit));
             }
+            drained |= conn.is_drained() && conn.events.is_empty();
         }
-        self.remove_drained();
+        if drained {
+            self.remove_drained();
+        }
         None
     }
 
