@@ -49,8 +49,12 @@ impl Connection {
 
     /// Acts on every timer due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let expired: Vec<Timer> = self.timers.expired(now).collect();
-        for timer in expired {
+        // At most one of each timer: a fixed list, no allocation.
+        let mut expired = [None; Timer::ALL.len()];
+        for (slot, timer) in expired.iter_mut().zip(self.timers.expired(now)) {
+            *slot = Some(timer);
+        }
+        for timer in expired.into_iter().flatten() {
             self.timers.stop(timer);
             match timer {
                 Timer::Retransmit => self.on_retransmit_timer(now),
