@@ -201,6 +201,11 @@ pub struct TfrcSender {
     last_nominal: Option<Instant>,
     /// The bytes the last packet counted for in pacing.
     last_paced_bytes: f64,
+    /// The last t_ipi and t_delta made durations, by their seconds' bits:
+    /// [`permission`](RateController::permission) asks for the same ones
+    /// several times a packet, and the conversion is not cheap.
+    ipi_memo: (u64, Duration),
+    delta_memo: (u64, Duration),
     /// The last time a packet was sent.
     last_send: Option<Instant>,
     /// The last time the sender had data but was held back by the rate (it
@@ -261,6 +266,9 @@ impl TfrcSender {
             have_feedback: false,
             last_nominal: None,
             last_paced_bytes: 0.0,
+            // secs(0.0) is zero: a correct first entry.
+            ipi_memo: (0, Duration::ZERO),
+            delta_memo: (0, Duration::ZERO),
             last_send: None,
             last_rate_limited: None,
             previous_echo: None,
@@ -401,14 +409,15 @@ impl TfrcSender {
 
     /// t_nom of the next packet: the last nominal time plus t_ipi at the
     /// current rate.
-    fn next_nominal(&self) -> Option<Instant> {
-        self.next_nominal_at(self.pacing_rate())
+    fn next_nominal(&mut self) -> Option<Instant> {
+        let pacing_rate = self.pacing_rate();
+        self.next_nominal_at(pacing_rate)
     }
 
     /// [`next_nominal`](Self::next_nominal) with the pacing rate given.
-    fn next_nominal_at(&self, pacing_rate: f64) -> Option<Instant> {
-        self.last_nominal
-            .map(|t| t + secs(self.last_paced_bytes / pacing_rate))
+    fn next_nominal_at(&mut self, pacing_rate: f64) -> Option<Instant> {
+        let last = self.last_nominal?;
+        Some(last + memo_secs(&mut self.ipi_memo, self.last_paced_bytes / pacing_rate))
     }
 
     /// The bytes a packet of `size` counts for in pacing: its size, or under
@@ -660,6 +669,14 @@ fn secs(s: f64) -> Duration {
     Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)
 }
 
+/// [`secs`] of `s`, from `memo` when it holds the same `s` (by its bits).
+fn memo_secs(memo: &mut (u64, Duration), s: f64) -> Duration {
+    if memo.0 != s.to_bits() {
+        *memo = (s.to_bits(), secs(s));
+    }
+    memo.1
+}
+
 impl RateController for TfrcSender {
     fn name(&self) -> &'static str {
         if self.config.small_packet.is_some() {
@@ -674,7 +691,10 @@ impl RateController for TfrcSender {
         // t_delta = min(t_ipi/2, t_gran/2).
         let pacing_rate = self.pacing_rate();
         let t_ipi = self.paced_bytes(size_bytes) / pacing_rate;
-        let t_delta = secs((t_ipi / 2.0).min(self.config.timer_granularity.as_secs_f64() / 2.0));
+        let t_delta = memo_secs(
+            &mut self.delta_memo,
+            (t_ipi / 2.0).min(self.config.timer_granularity.as_secs_f64() / 2.0),
+        );
         let Some(nominal) = self.next_nominal_at(pacing_rate) else {
             return SendPermission::Now;
         };
