@@ -537,7 +537,10 @@ impl LossIntervalHistory {
         if k == 0 {
             return None;
         }
-        let lengths = self.lengths(context.small_packet.then_some(context.rtt));
+        if !context.small_packet {
+            return Some(self.plain_average(k));
+        }
+        let lengths = self.lengths(Some(context.rtt));
         let df = self.general_discount(&lengths);
         // RFC 5348 §5.4 sums, with §5.5's factors: DF_i on every closed
         // interval and the general DF on those older than I_0 in I_tot0 (on
@@ -572,6 +575,47 @@ impl LossIntervalHistory {
         } else {
             Some((i_tot0 / w_tot0).max(mean1))
         }
+    }
+
+    /// [`average`](Self::average) without TFRC-SP (every interval at its
+    /// exact length, I_0 always counted), over `k` ≥ 1 closed intervals:
+    /// the same sums in the same order, read from the intervals directly
+    /// rather than from a copied array of lengths (this runs on every data
+    /// packet the receiver gets).
+    fn plain_average(&self, k: usize) -> f64 {
+        let (i_tot1, w_tot1) = self
+            .intervals
+            .iter()
+            .skip(1)
+            .zip(&self.weights)
+            .take(k)
+            .fold((0.0, 0.0), |(i_tot, w_tot), (interval, weight)| {
+                let w = weight * interval.discount;
+                (i_tot + interval.exact_length() * w, w_tot + w)
+            });
+        let l0 = self.intervals.front().map_or(0.0, LossInterval::exact_length);
+        let df = if self.discounting {
+            let i_mean = i_tot1 / w_tot1;
+            if l0 > 2.0 * i_mean {
+                (2.0 * i_mean / l0).max(DISCOUNT_THRESHOLD)
+            } else {
+                1.0
+            }
+        } else {
+            1.0
+        };
+        let w0 = self.weights[0];
+        let (i_tot0, w_tot0) = self
+            .intervals
+            .iter()
+            .zip(&self.weights)
+            .take(k)
+            .skip(1)
+            .fold((l0 * w0, w0), |(i_tot, w_tot), (interval, weight)| {
+                let w = weight * interval.discount * df;
+                (i_tot + interval.exact_length() * w, w_tot + w)
+            });
+        (i_tot0 / w_tot0).max(i_tot1 / w_tot1)
     }
 
     /// The loss event rate p = 1/I_mean (RFC 5348 §5.4), in [0, 1]; 0 before
