@@ -540,8 +540,13 @@ impl LossIntervalHistory {
         if !context.small_packet {
             return Some(self.plain_average(k));
         }
-        let lengths = self.lengths(Some(context.rtt));
-        let df = self.general_discount(&lengths);
+        Some(self.average_of(&self.lengths(Some(context.rtt)), k, context))
+    }
+
+    /// [`average`](Self::average) over `lengths` (I_0 first) and `k` ≥ 1
+    /// closed intervals.
+    fn average_of(&self, lengths: &Lengths, k: usize, context: AverageContext) -> f64 {
+        let df = self.general_discount(lengths);
         // RFC 5348 §5.4 sums, with §5.5's factors: DF_i on every closed
         // interval and the general DF on those older than I_0 in I_tot0 (on
         // I_0 as well it would cancel out of the ratio). Without discounting
@@ -549,7 +554,7 @@ impl LossIntervalHistory {
         let (i_tot0, w_tot0) = self
             .intervals
             .iter()
-            .zip(&lengths)
+            .zip(lengths)
             .zip(&self.weights)
             .take(k)
             .skip(1)
@@ -560,7 +565,7 @@ impl LossIntervalHistory {
                     (i_tot + length * w, w_tot + w)
                 },
             );
-        let (i_tot1, w_tot1) = self.closed_sums(&lengths, k);
+        let (i_tot1, w_tot1) = self.closed_sums(lengths, k);
         let mean1 = i_tot1 / w_tot1;
         // RFC 4828 §3 (TFRC-SP): the open interval I_0 is taken into account
         // only once it is at least two round-trip times long; until then the
@@ -571,9 +576,9 @@ impl LossIntervalHistory {
                 .saturating_duration_since(self.intervals[0].start_time)
                 < context.rtt * 2;
         if open_is_young {
-            Some(mean1)
+            mean1
         } else {
-            Some((i_tot0 / w_tot0).max(mean1))
+            (i_tot0 / w_tot0).max(mean1)
         }
     }
 

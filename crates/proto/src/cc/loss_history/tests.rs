@@ -372,3 +372,21 @@ fn mean_lost_packets_per_loss_event() {
     }
     assert_eq!(history.mean_lost_packets(), Some(1.0));
 }
+
+proptest::proptest! {
+    /// The plain average reads the intervals directly: the same value, to
+    /// the bit, as the general computation over the array of lengths.
+    #[test]
+    fn the_plain_average_is_the_general_one_to_the_bit(
+        closed in proptest::collection::vec(1u64..5_000, 1..12),
+        open in 1u64..20_000,
+        discounting: bool,
+    ) {
+        let history = history_of(&closed, open, discounting);
+        let k = history.intervals.len().saturating_sub(1).min(history.n());
+        proptest::prop_assume!(k > 0);
+        let general = history.average_of(&history.lengths(None), k, plain(0));
+        proptest::prop_assert_eq!(history.plain_average(k).to_bits(), general.to_bits());
+        proptest::prop_assert_eq!(history.average(plain(0)), Some(general));
+    }
+}
