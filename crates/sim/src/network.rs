@@ -581,7 +581,7 @@ mod tests {
             ecn: Ecn::Ect0,
             class: TrafficClass::Default,
             body: Body::Dccp {
-                bytes: [&ports[..], &[0u8; 12]].concat().into(),
+                bytes: [&ports[..], &[0u8; 12]].concat(),
                 payload_len: 0,
                 ecn: Ecn::Ect0,
             },

@@ -598,7 +598,10 @@ impl LossIntervalHistory {
                 let w = weight * interval.discount;
                 (i_tot + interval.exact_length() * w, w_tot + w)
             });
-        let l0 = self.intervals.front().map_or(0.0, LossInterval::exact_length);
+        let l0 = self
+            .intervals
+            .front()
+            .map_or(0.0, LossInterval::exact_length);
         let df = if self.discounting {
             let i_mean = i_tot1 / w_tot1;
             if l0 > 2.0 * i_mean {

@@ -582,8 +582,7 @@ impl TfrcReceiver {
                 c.recent.push_back((run.first_seq, run.last_seq));
                 continue;
             }
-            c.events
-                .on_lost_run(run, highest, rtt, grouping, synthetic);
+            c.events.on_lost_run(run, highest, rtt, grouping, synthetic);
         }
     }
 
@@ -598,7 +597,6 @@ impl TfrcReceiver {
             c.p = c.events.history.loss_event_rate(context);
         }
     }
-
 }
 
 /// RFC 5348 §6.3.1: the synthetic first loss interval 1/p, for the p at

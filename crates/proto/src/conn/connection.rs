@@ -514,7 +514,8 @@ impl Connection {
     /// holds them without a copy.
     pub(crate) fn send_shared(&mut self, payload: &Shared) -> Result<(), SendError> {
         self.may_queue(payload.len())?;
-        self.send_queue.push_back(Payload::Shared(Shared::clone(payload)));
+        self.send_queue
+            .push_back(Payload::Shared(Shared::clone(payload)));
         Ok(())
     }
 

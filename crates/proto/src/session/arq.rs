@@ -239,7 +239,11 @@ impl SentStore {
         if index >= self.slots.len() {
             self.slots.resize_with(index + 1, || None);
         }
-        if let Some(old) = self.slots.get_mut(index).and_then(|slot| slot.replace(stored)) {
+        if let Some(old) = self
+            .slots
+            .get_mut(index)
+            .and_then(|slot| slot.replace(stored))
+        {
             self.let_go(old);
         }
         while self.bytes + self.slots.len() * SLOT_BYTES > self.limit_bytes {

@@ -10,11 +10,11 @@ use super::arq::{
 
 mod recovery;
 use super::{SessionHeader, SEQUENCE_MODULUS, SESSION_HEADER_BYTES};
+use crate::buffers::Shared;
 use crate::cc::multi::{ConnectionCountConfig, ConnectionCounter, MultiConfigError, Report};
 use crate::conn::{
     ConnectionConfig, ConnectionId, Endpoint, EndpointConfig, Event, State, Transmit,
 };
-use crate::buffers::Shared;
 use crate::ecn::Ecn;
 use crate::time::Instant;
 use crate::units::Rate;

@@ -14,8 +14,8 @@ use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 use fairstream_proto::capture::{PcapWriter, TcpHeader, IPPROTO_DCCP, TCP_FLAG_ACK, TCP_FLAG_PSH};
-use fairstream_proto::wire::dccp::{ChecksumContext, PseudoHeader};
 use fairstream_proto::time::Instant;
+use fairstream_proto::wire::dccp::{ChecksumContext, PseudoHeader};
 
 use super::dccp::CLIENT_PORT_BASE;
 use crate::network::{Body, Packet};
@@ -141,10 +141,12 @@ fn write_packet(
         Body::Dccp { bytes, .. } => {
             native.clear();
             native.extend_from_slice(bytes);
-            let context = ChecksumContext::PseudoHeader(PseudoHeader::native_v4(source, destination));
+            let context =
+                ChecksumContext::PseudoHeader(PseudoHeader::native_v4(source, destination));
             // The endpoint wrote a whole header: only a packet it did not
             // write could fail here, and that one is captured as it is.
-            if let Ok(mut dccp) = fairstream_proto::wire::dccp::Packet::new_checked(&mut native[..]) {
+            if let Ok(mut dccp) = fairstream_proto::wire::dccp::Packet::new_checked(&mut native[..])
+            {
                 let _ = dccp.fill_checksum(&context);
             }
             writer.write_ipv4(at, source, destination, IPPROTO_DCCP, native)
