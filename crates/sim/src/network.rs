@@ -70,8 +70,8 @@ pub enum Body {
     /// UDP headers).
     Dccp {
         /// The whole DCCP packet, header and options included. Its buffer
-        /// goes back to its flow when the packet leaves the network
-        /// ([`BodyPool`](crate::runner::BodyPool)).
+        /// goes back to its flow when the packet leaves the network, to
+        /// carry a later packet.
         bytes: Vec<u8>,
         /// The application data it carries.
         payload_len: u32,
