@@ -1,10 +1,11 @@
 //! Spare byte buffers, so that the datagrams a connection or a session
-//! queues do not each cost an allocation and a free: the buffer a sent
-//! datagram leaves behind carries the next one. Only allocation changes;
-//! the bytes are the same.
+//! queues (and the packets the simulator carries) do not each cost an
+//! allocation and a free: the buffer a sent datagram leaves behind carries
+//! the next one. Only allocation changes; the bytes are the same.
 //!
 //! A session keeps each datagram it hands to a connection (to resend it):
-//! the two share one buffer ([`Shared`]) rather than each holding a copy.
+//! the two share one buffer (an `Arc<Vec<u8>>`) rather than each holding a
+//! copy.
 
 use std::sync::Arc;
 
@@ -36,69 +37,94 @@ const MAX_SPARE: usize = 16;
 /// most a jumbo frame; an odd large one should not pin its memory).
 const MAX_SPARE_CAPACITY: usize = 1 << 16;
 
-/// A few emptied buffers, last in, first out.
-#[derive(Debug, Default)]
-pub(crate) struct BufferPool {
-    spare: Vec<Vec<u8>>,
+/// A buffer a [`BufferPool`] can take back: a `Vec<u8>`, or a shared one
+/// (`Arc<Vec<u8>>`) once no one else holds it.
+pub trait Reusable: Default {
+    /// The bytes, writable, when this holder alone has them.
+    fn bytes_mut(&mut self) -> Option<&mut Vec<u8>>;
 }
 
-impl BufferPool {
-    /// An empty buffer: a spare one if any.
-    pub(crate) fn take(&mut self) -> Vec<u8> {
+impl Reusable for Vec<u8> {
+    fn bytes_mut(&mut self) -> Option<&mut Vec<u8>> {
+        Some(self)
+    }
+}
+
+impl Reusable for Arc<Vec<u8>> {
+    /// A shared buffer comes back only from its last holder (a connection
+    /// has sent it by then, almost always); one still held elsewhere is
+    /// freed by that holder.
+    fn bytes_mut(&mut self) -> Option<&mut Vec<u8>> {
+        Arc::get_mut(self)
+    }
+}
+
+/// A few emptied buffers, last in, first out.
+#[derive(Debug)]
+pub struct BufferPool<B = Vec<u8>> {
+    spare: Vec<B>,
+}
+
+impl<B> Default for BufferPool<B> {
+    fn default() -> Self {
+        BufferPool { spare: Vec::new() }
+    }
+}
+
+impl<B: Reusable> BufferPool<B> {
+    /// An empty buffer no one else holds: a spare one if any.
+    pub fn take(&mut self) -> B {
         self.spare.pop().unwrap_or_default()
     }
 
-    /// A buffer holding a copy of `bytes`.
-    pub(crate) fn copy_of(&mut self, bytes: &[u8]) -> Vec<u8> {
-        let mut buffer = self.take();
-        buffer.extend_from_slice(bytes);
-        buffer
-    }
-
-    /// Keeps `buffer`, emptied, for a later [`take`](Self::take).
-    pub(crate) fn give(&mut self, buffer: Vec<u8>) {
+    /// Keeps `buffer`, emptied, for a later [`take`](Self::take) (at most
+    /// 16 are kept).
+    pub fn give(&mut self, buffer: B) {
         self.give_within(buffer, MAX_SPARE);
     }
 
-    /// [`give`](Self::give), keeping at most `max` spare buffers (at
-    /// least [`MAX_SPARE`]): for an owner whose buffers come back in
-    /// bursts larger than that, such as a store that lets go of a round
-    /// trip's datagrams at once and then takes one per datagram sent.
-    pub(crate) fn give_within(&mut self, mut buffer: Vec<u8>, max: usize) {
-        if self.spare.len() < max.max(MAX_SPARE)
-            && buffer.capacity() > 0
-            && buffer.capacity() <= MAX_SPARE_CAPACITY
-        {
-            buffer.clear();
+    /// [`give`](Self::give), keeping at most `max` spare buffers (at least
+    /// 16): for an owner whose buffers come back in bursts larger than
+    /// that, such as a store that lets go of a round trip's datagrams at
+    /// once and then takes one per datagram sent. A buffer without room,
+    /// or larger than 64 KiB, is freed.
+    pub fn give_within(&mut self, mut buffer: B, max: usize) {
+        if self.spare.len() >= max.max(MAX_SPARE) {
+            return;
+        }
+        let kept = match buffer.bytes_mut() {
+            Some(bytes) if (1..=MAX_SPARE_CAPACITY).contains(&bytes.capacity()) => {
+                bytes.clear();
+                true
+            }
+            _ => false,
+        };
+        if kept {
             self.spare.push(buffer);
         }
     }
 }
 
-/// [`BufferPool`] for shared buffers: a buffer comes back only when its
-/// last holder lets go of it (the connection has sent it by then, almost
-/// always); one still held elsewhere is freed by that holder.
-#[derive(Debug, Default)]
-pub(crate) struct SharedPool {
-    spare: Vec<Shared>,
-}
-
-impl SharedPool {
-    /// An empty buffer no one else holds: a spare one if any.
-    pub(crate) fn take(&mut self) -> Shared {
-        self.spare.pop().unwrap_or_default()
+impl BufferPool {
+    /// A buffer holding a copy of `bytes`.
+    pub fn copy_of(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut buffer = self.take();
+        buffer.extend_from_slice(bytes);
+        buffer
     }
 
-    /// Keeps `buffer`, emptied, if no one else holds it, and while fewer
-    /// than `max` (at least [`MAX_SPARE`]) are kept.
-    pub(crate) fn give_within(&mut self, mut buffer: Shared, max: usize) {
-        if self.spare.len() >= max.max(MAX_SPARE) {
-            return;
-        }
-        if let Some(bytes) = Arc::get_mut(&mut buffer) {
-            if bytes.capacity() > 0 && bytes.capacity() <= MAX_SPARE_CAPACITY {
-                bytes.clear();
-                self.spare.push(buffer);
+    /// A spare buffer `write` filled, with what it said; the buffer comes
+    /// back to the pool when `write` says `None` (it wrote nothing).
+    pub fn fill<T>(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u8>) -> Option<T>,
+    ) -> Option<(Vec<u8>, T)> {
+        let mut buffer = self.take();
+        match write(&mut buffer) {
+            Some(what) => Some((buffer, what)),
+            None => {
+                self.give(buffer);
+                None
             }
         }
     }
@@ -135,11 +161,31 @@ mod tests {
         assert_eq!(pool.spare.len(), 40, "a larger bound for bursts");
         pool.give_within(vec![0; 10], 1);
         assert_eq!(pool.spare.len(), 40, "never below MAX_SPARE's");
+        let mut pool = BufferPool::default();
+        pool.give(Vec::new());
+        assert!(pool.spare.is_empty(), "a buffer without room is not kept");
+    }
+
+    #[test]
+    fn a_filled_buffer_is_handed_out_and_an_unwritten_one_kept() {
+        let mut pool = BufferPool::default();
+        pool.give(Vec::with_capacity(100));
+        assert_eq!(pool.fill(|_| None::<()>), None);
+        assert_eq!(pool.spare.len(), 1, "written nothing: back in the pool");
+        let (bytes, what) = pool
+            .fill(|buffer| {
+                buffer.extend_from_slice(b"packet");
+                Some(7)
+            })
+            .expect("written");
+        assert_eq!((bytes.as_slice(), what), (&b"packet"[..], 7));
+        assert!(bytes.capacity() >= 100, "the spare buffer carried it");
+        assert!(pool.spare.is_empty());
     }
 
     #[test]
     fn a_shared_buffer_comes_back_only_from_its_last_holder() {
-        let mut pool = SharedPool::default();
+        let mut pool = BufferPool::<Shared>::default();
         let held = Arc::new(vec![1u8; 100]);
         let other = Arc::clone(&held);
         pool.give_within(held, 0);

@@ -19,7 +19,7 @@
 
 #![forbid(unsafe_code)]
 
-mod buffers;
+pub mod buffers;
 pub mod capture;
 pub mod cc;
 pub mod conn;

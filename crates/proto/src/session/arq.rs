@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use crate::buffers::{Shared, SharedPool};
+use crate::buffers::{BufferPool, Shared};
 use crate::conn::ConnectionId;
 use crate::time::Instant;
 
@@ -184,7 +184,7 @@ pub(super) struct SentStore {
     /// skipped.
     handed: Option<Vec<Handed>>,
     /// The buffers of datagrams let go, for the next ones sent.
-    spare: SharedPool,
+    spare: BufferPool<Shared>,
 }
 
 /// What one slot of the ring counts against the byte bound, beside its
@@ -208,7 +208,7 @@ impl SentStore {
             bytes: 0,
             limit_bytes,
             handed: by_connection.then(Vec::new),
-            spare: SharedPool::default(),
+            spare: BufferPool::default(),
         }
     }
 
@@ -256,7 +256,6 @@ impl SentStore {
     /// Lets go of every datagram.
     fn clear(&mut self) {
         while self.pop_first() {}
-        self.slots.clear();
     }
 
     /// Lets go of the oldest datagram; whether there was one.
@@ -285,29 +284,27 @@ impl SentStore {
 
     /// Takes datagram `seq` out of its slot.
     fn take(&mut self, seq: u64) -> Option<Stored> {
-        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        let old = self.slots.get_mut(index)?.take()?;
-        self.bytes -= old.datagram.len();
-        Some(old)
+        let index = self.index(seq)?;
+        self.slots.get_mut(index)?.take()
     }
 
     fn slot(&self, seq: u64) -> Option<&Stored> {
-        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        self.slots.get(index)?.as_ref()
+        self.slots.get(self.index(seq)?)?.as_ref()
     }
 
+    /// The slot of datagram `seq`, if the ring reaches that far back.
+    fn index(&self, seq: u64) -> Option<usize> {
+        usize::try_from(seq.checked_sub(self.base)?).ok()
+    }
+
+    /// Lets go of a datagram taken out of its slot, keeping its buffer for
+    /// the next one sent. What is let go comes in bursts (a round trip's
+    /// datagrams when an answer arrives) and is taken back one datagram at
+    /// a time, so the spares may be as many as the slots the store still
+    /// has: they never outnumber the datagrams it held at its fullest.
     fn let_go(&mut self, old: Stored) {
         self.bytes -= old.datagram.len();
-        self.keep_buffer(old.datagram);
-    }
-
-    /// Keeps the buffer of a datagram let go for the next one sent. What
-    /// is let go comes in bursts (a round trip's datagrams when an answer
-    /// arrives) and is taken back one datagram at a time, so the spares
-    /// may be as many as the slots the store still has: they never
-    /// outnumber the datagrams it held at its fullest.
-    fn keep_buffer(&mut self, buffer: Shared) {
-        self.spare.give_within(buffer, self.slots.len());
+        self.spare.give_within(old.datagram, self.slots.len());
     }
 
     /// An empty buffer for a new datagram: one a datagram let go left, if
@@ -379,7 +376,7 @@ impl SentStore {
                     .is_some_and(|s| s.conn == *conn && s.dispatched == at);
                 if current && !pending(seq) {
                     if let Some(old) = self.take(seq) {
-                        self.keep_buffer(old.datagram);
+                        self.let_go(old);
                     }
                 }
             }
@@ -390,7 +387,7 @@ impl SentStore {
     }
 
     pub(super) fn get_mut(&mut self, seq: u64) -> Option<&mut Stored> {
-        let index = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        let index = self.index(seq)?;
         self.slots.get_mut(index)?.as_mut()
     }
 
@@ -586,6 +583,35 @@ mod tests {
         assert!(store.get_mut(1).is_none(), "past its deadline");
         assert!(store.get_mut(2).is_some());
         assert_eq!(store.sent_on(conn, at(2)), [2]);
+    }
+
+    #[test]
+    fn datagrams_kept_out_of_order_are_found_in_order() {
+        let conn = ConnectionId {
+            local_port: 1,
+            remote_port: 2,
+        };
+        let mut store = SentStore::new(1 << 20, false);
+        // GOP-interleaved dealing hands datagrams over out of order: one
+        // below the first kept grows the ring at its front.
+        for seq in [5u64, 3, 9] {
+            store.insert(
+                seq,
+                Stored {
+                    datagram: Shared::new(vec![0; 10]),
+                    meta: DatagramMeta::gop(0),
+                    conn,
+                    dispatched: at(seq),
+                    last_resent: None,
+                },
+            );
+        }
+        assert_eq!(store.sent_on(conn, at(0)), [3, 5, 9]);
+        assert_eq!(store.newest(), Some(9));
+        assert_eq!(store.bytes(), 30);
+        assert!(store.get_mut(4).is_none() && store.get_mut(2).is_none());
+        store.prune(at(100));
+        assert_eq!(store.sent_on(conn, at(0)), [3, 5, 9], "no deadline: kept");
     }
 
     #[test]

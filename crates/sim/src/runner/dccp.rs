@@ -24,11 +24,12 @@ use fairstream_proto::units::Rate;
 use super::layered::LayeredApp;
 use super::media::MediaApp;
 use super::relay::SharedRelay;
-use super::store::BodyPool;
+use super::store::MAX_SPARE_BODIES;
 use super::voice::VoiceApp;
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::source::Source;
+use fairstream_proto::buffers::BufferPool;
 
 /// The DCCP port of every flow's server endpoint (each flow has its own
 /// endpoints, so ports only make captures readable).
@@ -89,7 +90,7 @@ pub(super) struct DccpEnds {
     /// Initial sequence numbers (RFC 4340 §7.2 asks for random ones).
     rng: SimRng,
     /// The buffers the endpoints write their packets into.
-    bodies: BodyPool,
+    bodies: BufferPool,
     /// The start sequence number of the TFRC receiver's open loss interval,
     /// to count new loss events.
     open_interval_start: Option<u64>,
@@ -178,7 +179,7 @@ impl DccpEnds {
             voice: None,
             payload: vec![0; packet_size],
             rng,
-            bodies: BodyPool::default(),
+            bodies: BufferPool::default(),
             open_interval_start: None,
             stats: DccpStats::default(),
         }
@@ -227,12 +228,9 @@ impl DccpEnds {
             }
         }
         self.read_application_data(now);
-        loop {
-            let mut buf = self.bodies.take();
-            let Some((_, transmit)) = self.server.poll_transmit(now, &mut buf) else {
-                self.bodies.give(buf);
-                break;
-            };
+        while let Some((buf, (_, transmit))) =
+            self.bodies.fill(|buf| self.server.poll_transmit(now, buf))
+        {
             out.push((false, body(buf, transmit.ecn)));
         }
         self.drain_events();
@@ -312,9 +310,9 @@ impl DccpEnds {
 
     /// Takes one packet from the client; whether there was one.
     fn transmit_one(&mut self, now: Instant, out: &mut Vec<(bool, Body)>) -> bool {
-        let mut buf = self.bodies.take();
-        let Some((_, transmit)) = self.client.poll_transmit(now, &mut buf) else {
-            self.bodies.give(buf);
+        let Some((buf, (_, transmit))) =
+            self.bodies.fill(|buf| self.client.poll_transmit(now, buf))
+        else {
             return false;
         };
         out.push((true, body(buf, transmit.ecn)));
@@ -323,7 +321,7 @@ impl DccpEnds {
 
     /// A packet's buffer, back from the network.
     pub(super) fn recycle(&mut self, bytes: Vec<u8>) {
-        self.bodies.give(bytes);
+        self.bodies.give_within(bytes, MAX_SPARE_BODIES);
     }
 
     /// A packet from the client reached the server's host with the ECN

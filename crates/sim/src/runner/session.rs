@@ -19,13 +19,14 @@ use fairstream_proto::units::Rate;
 use super::dccp::{CLIENT_PORT_BASE, SERVER_PORT};
 use super::media::MediaApp;
 use super::relay::SharedRelay;
-use super::store::BodyPool;
+use super::store::MAX_SPARE_BODIES;
 use crate::network::Body;
 use crate::rng::SimRng;
 use crate::scenario::{
     Controller, MediaConfig, MultiConnection, PlayerSetting, StartupDelaySetting,
 };
 use crate::source::Source;
+use fairstream_proto::buffers::BufferPool;
 
 /// Datagrams kept in the session queue while the application has data:
 /// enough for several GOPs per connection when GOPs are interleaved. A
@@ -65,7 +66,7 @@ pub(super) struct SessionEnds {
     payload: Vec<u8>,
     rng: SimRng,
     /// The buffers the sessions write their packets into.
-    bodies: BodyPool,
+    bodies: BufferPool,
     closing: bool,
     /// Datagrams of a non-video source fed so far.
     fed: u64,
@@ -253,7 +254,7 @@ impl SessionEnds {
             relay_in: None,
             payload: vec![0; packet_size],
             rng,
-            bodies: BodyPool::default(),
+            bodies: BufferPool::default(),
             closing: false,
             fed: 0,
             interleaved,
@@ -311,9 +312,8 @@ impl SessionEnds {
                 break;
             }
             sender_touched = true;
-            let mut buf = self.bodies.take();
-            let Some(transmit) = self.sender.poll_transmit(now, &mut buf) else {
-                self.bodies.give(buf);
+            let Some((buf, transmit)) = self.bodies.fill(|buf| self.sender.poll_transmit(now, buf))
+            else {
                 self.sender_idle = true;
                 break;
             };
@@ -321,12 +321,10 @@ impl SessionEnds {
         }
         if !self.receiver_idle {
             receiver_touched = true;
-            loop {
-                let mut buf = self.bodies.take();
-                let Some(transmit) = self.receiver.poll_transmit(now, &mut buf) else {
-                    self.bodies.give(buf);
-                    break;
-                };
+            while let Some((buf, transmit)) = self
+                .bodies
+                .fill(|buf| self.receiver.poll_transmit(now, buf))
+            {
                 out.push((false, body(buf, transmit.ecn)));
             }
             self.receiver_idle = true;
@@ -635,7 +633,7 @@ impl SessionEnds {
 
     /// A packet's buffer, back from the network.
     pub(super) fn recycle(&mut self, bytes: Vec<u8>) {
-        self.bodies.give(bytes);
+        self.bodies.give_within(bytes, MAX_SPARE_BODIES);
     }
 }
 

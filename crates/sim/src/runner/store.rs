@@ -48,34 +48,13 @@ impl PacketStore {
     }
 }
 
-/// The most spare buffers a flow keeps (its packets in flight come back
-/// to it; more than this many at once is no steady state).
-const MAX_SPARE_BODIES: usize = 4096;
-
-/// Spare buffers for the DCCP packets a flow's endpoints write: the
-/// endpoint writes each packet into one, which travels as the packet's
-/// body and comes back to the flow when the packet leaves the network
-/// (delivered, lost or dropped), to carry a later one. A packet costs no
-/// allocation, copy or free.
-#[derive(Debug, Default)]
-pub(super) struct BodyPool {
-    spare: Vec<Vec<u8>>,
-}
-
-impl BodyPool {
-    /// An empty buffer: a spare one if any.
-    pub(super) fn take(&mut self) -> Vec<u8> {
-        self.spare.pop().unwrap_or_default()
-    }
-
-    /// Keeps `buffer`, emptied, for a later [`take`](Self::take).
-    pub(super) fn give(&mut self, mut buffer: Vec<u8>) {
-        if self.spare.len() < MAX_SPARE_BODIES && buffer.capacity() > 0 {
-            buffer.clear();
-            self.spare.push(buffer);
-        }
-    }
-}
+/// The most spare packet buffers a flow keeps: the buffer an endpoint
+/// wrote a DCCP packet into travels as the packet's body and comes back to
+/// its flow ([`fairstream_proto::buffers::BufferPool`]) when the packet
+/// leaves the network (delivered, lost or dropped), to carry a later one,
+/// so a packet costs no allocation, copy or free. A flow's packets in
+/// flight come back to it; more than this many at once is no steady state.
+pub(super) const MAX_SPARE_BODIES: usize = 4096;
 
 #[cfg(test)]
 mod tests {
@@ -100,21 +79,5 @@ mod tests {
         assert_eq!(store.take(b).map(|p| p.id), Some(2));
         assert_eq!(store.take(c).map(|p| p.id), Some(3));
         assert_eq!(store.slots.len(), 2);
-    }
-
-    #[test]
-    fn a_body_buffer_comes_back_empty_with_its_room_and_the_pool_is_bounded() {
-        let mut pool = BodyPool::default();
-        assert_eq!(pool.take().capacity(), 0);
-        pool.give(vec![7; 1500]);
-        let again = pool.take();
-        assert!(again.is_empty());
-        assert!(again.capacity() >= 1500);
-        pool.give(Vec::new());
-        assert!(pool.spare.is_empty(), "a buffer without room is not kept");
-        for _ in 0..MAX_SPARE_BODIES + 10 {
-            pool.give(vec![0; 10]);
-        }
-        assert_eq!(pool.spare.len(), MAX_SPARE_BODIES);
     }
 }

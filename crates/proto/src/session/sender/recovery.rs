@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use super::{SenderSession, SessionEvent, MAX_HELD_REPORTS};
-use crate::buffers::Shared;
 use crate::conn::{ConnectionId, State};
 use crate::time::Instant;
 use crate::wire::rtcp::{is_rtcp, GenericNack};
@@ -185,9 +184,8 @@ impl SenderSession {
         let Some(stored) = self.store.redispatch(seq, id, now) else {
             return;
         };
-        let datagram = Shared::clone(&stored.datagram);
         if let Some(conn) = self.endpoint.connection_mut(id) {
-            if conn.send_shared(&datagram).is_ok() {
+            if conn.send_shared(&stored.datagram).is_ok() {
                 self.arq_stats.retransmitted += 1;
             }
         }
