@@ -142,6 +142,17 @@ pub enum MultiConfigError {
 }
 
 impl ConnectionCountConfig {
+    /// The controller never keeps more than one connection open on a path:
+    /// a fixed count of one, or a fractional n in one connection's rate
+    /// (the aggregate and the adaptive default).
+    pub fn at_most_one(&self) -> bool {
+        match self {
+            ConnectionCountConfig::Fixed(n) => *n <= 1,
+            ConnectionCountConfig::Aggregate(_) | ConnectionCountConfig::Adaptive(_) => true,
+            ConnectionCountConfig::Multfrc(_) | ConnectionCountConfig::EMultfrc(_) => false,
+        }
+    }
+
     /// Builds the controller.
     pub fn build(&self) -> Result<ConnectionCounter, MultiConfigError> {
         let check = |name: &'static str, value: f64, ok: bool, range: &'static str| {

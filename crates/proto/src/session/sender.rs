@@ -343,8 +343,17 @@ impl SenderSession {
             max_connections: 1024,
             cookies: None,
         });
+        // Without retransmission, a datagram is resent only by a failover
+        // or a hedge, which need two connections alive (a failover) or two
+        // paths (a hedge): a session that can have neither keeps nothing.
+        let repairable = config.arq.enabled || config.paths > 1 || !config.count.at_most_one();
+        let store_bytes = if repairable {
+            config.arq.store_bytes
+        } else {
+            0
+        };
         let mut session = SenderSession {
-            store: SentStore::new(config.arq.store_bytes, !config.arq.enabled),
+            store: SentStore::new(store_bytes, !config.arq.enabled),
             resend: ResendQueue::default(),
             arq_stats: SenderArqStats::default(),
             last_dispatch: None,

@@ -5,7 +5,7 @@ use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use super::*;
-use crate::cc::multi::{ConnectionCountConfig, MultiConfig};
+use crate::cc::multi::{AdaptiveConfig, ConnectionCountConfig, MultiConfig};
 use crate::conn::ConnectionConfig;
 use crate::time::Instant;
 
@@ -268,8 +268,15 @@ fn without_arq_a_dead_connections_data_is_still_resent_and_the_store_stays_small
 /// datagrams of 200 bytes (200 kB/s) over four connections and a 40 ms
 /// RTT, with retransmission `arq`.
 fn stored_peak(arq: bool) -> usize {
-    let mut config = config(ConnectionCountConfig::Fixed(4), SplitPolicy::Earliest);
+    stored_peak_with(ConnectionCountConfig::Fixed(4), 1, arq)
+}
+
+/// [`stored_peak`] with the connections `count` controls on each of
+/// `paths` paths.
+fn stored_peak_with(count: ConnectionCountConfig, paths: usize, arq: bool) -> usize {
+    let mut config = config(count, SplitPolicy::Earliest);
     config.arq.enabled = arq;
+    config.paths = paths;
     let mut receiver =
         ReceiverSession::new(config.connection.clone(), 64, ReorderConfig::default()).with_arq(arq);
     let mut sender = SenderSession::new(config, Instant::ZERO).unwrap();
@@ -316,6 +323,31 @@ fn without_arq_the_store_holds_a_few_rtts_of_data_not_the_whole_stream() {
     eprintln!("store peak: arq {kept} bytes, no arq {pruned} bytes");
     assert!(kept > 3_000_000, "{kept}");
     assert!(pruned < 64 * 1024, "{pruned}");
+    assert!(pruned > 0, "four connections: a failover may resend");
+}
+
+#[test]
+fn without_arq_a_session_that_cannot_fail_over_keeps_nothing() {
+    // One connection on one path: no failover (it needs another connection
+    // alive) and no hedge (another path) can resend, so nothing is kept.
+    for count in [
+        ConnectionCountConfig::Fixed(1),
+        ConnectionCountConfig::Adaptive(AdaptiveConfig::default()),
+        ConnectionCountConfig::Aggregate(MultiConfig::MULTFRC),
+    ] {
+        assert!(count.at_most_one());
+        assert_eq!(stored_peak_with(count.clone(), 1, false), 0, "{count:?}");
+        // Retransmission, or a second path, needs the datagrams again.
+        assert!(
+            stored_peak_with(count.clone(), 1, true) > 3_000_000,
+            "{count:?}"
+        );
+        assert!(stored_peak_with(count.clone(), 2, false) > 0, "{count:?}");
+    }
+    // A count that may grow past one keeps them for a failover.
+    let multfrc = ConnectionCountConfig::Multfrc(MultiConfig::MULTFRC);
+    assert!(!multfrc.at_most_one());
+    assert!(stored_peak_with(multfrc, 1, false) > 0);
 }
 
 #[test]
