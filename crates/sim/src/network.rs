@@ -78,7 +78,29 @@ pub enum Body {
         /// The ECN codepoint its endpoint sends it with (RFC 4340 §12.1:
         /// ECT(0) on data while ECN is agreed).
         ecn: Ecn,
+        /// Its source and destination ports (the first four bytes of
+        /// `bytes`), read once when it is made: every hop's queue keys
+        /// its flow by them, and by then the bytes are out of the cache.
+        ports: u32,
     },
+}
+
+impl Body {
+    /// A DCCP packet of `bytes` carrying `payload_len` bytes of
+    /// application data, sent with `ecn`.
+    pub fn dccp(bytes: Vec<u8>, payload_len: u32, ecn: Ecn) -> Body {
+        // RFC 4340 §5.1: the generic header begins with the two ports.
+        let ports = match bytes.get(..4) {
+            Some(&[a, b, c, d]) => u32::from_be_bytes([a, b, c, d]),
+            _ => 0,
+        };
+        Body::Dccp {
+            bytes,
+            payload_len,
+            ecn,
+            ports,
+        }
+    }
 }
 
 /// A packet in the simulated network.
@@ -129,10 +151,7 @@ impl Packet {
     /// four bytes of the generic header), `0` for other bodies.
     fn ports(&self) -> u32 {
         match &self.body {
-            Body::Dccp { bytes, .. } => match bytes.get(..4) {
-                Some(&[a, b, c, d]) => u32::from_be_bytes([a, b, c, d]),
-                _ => 0,
-            },
+            Body::Dccp { ports, .. } => *ports,
             _ => 0,
         }
     }
@@ -580,11 +599,7 @@ mod tests {
             sent_at: Instant::ZERO,
             ecn: Ecn::Ect0,
             class: TrafficClass::Default,
-            body: Body::Dccp {
-                bytes: [&ports[..], &[0u8; 12]].concat(),
-                payload_len: 0,
-                ecn: Ecn::Ect0,
-            },
+            body: Body::dccp([&ports[..], &[0u8; 12]].concat(), 0, Ecn::Ect0),
         };
         let mut a = dccp([0x9c, 0x40, 0x13, 0x8c]);
         let b = dccp([0x9c, 0x41, 0x13, 0x8c]);

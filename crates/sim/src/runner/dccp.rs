@@ -477,9 +477,6 @@ impl DccpEnds {
 fn body(buf: Vec<u8>, ecn: Ecn) -> Body {
     // DCCP header length is in 32-bit words at byte 4 (RFC 4340 §5.1).
     let header = buf.get(4).map_or(0, |w| usize::from(*w) * 4);
-    Body::Dccp {
-        payload_len: u32::try_from(buf.len().saturating_sub(header)).unwrap_or(0),
-        bytes: buf,
-        ecn,
-    }
+    let payload_len = u32::try_from(buf.len().saturating_sub(header)).unwrap_or(0);
+    Body::dccp(buf, payload_len, ecn)
 }

@@ -649,9 +649,6 @@ fn body(buf: Vec<u8>, ecn: Ecn) -> Body {
                 0
             }
     });
-    Body::Dccp {
-        payload_len: u32::try_from(buf.len().saturating_sub(header + session_header)).unwrap_or(0),
-        bytes: buf,
-        ecn,
-    }
+    let payload_len = u32::try_from(buf.len().saturating_sub(header + session_header)).unwrap_or(0);
+    Body::dccp(buf, payload_len, ecn)
 }
