@@ -13,8 +13,8 @@
 //!
 //! The emulator forwards to one address; the router (in this test) hands
 //! each flow to its receiver, the first to appear (the video) to the first.
-//! Each mode's run takes about 25 s; the two modes run as two tests, in
-//! parallel under `cargo test`. The assertions are trends with wide
+//! Each mode's run takes about 31 s; the two modes run as two tests, one
+//! after the other (see [`ONE_RUN_AT_A_TIME`]). The assertions are trends with wide
 //! margins (measured figures are in `docs/results/streaming.md`): the share
 //! of the enhancement kept falls while the link is tight and comes back
 //! after, the receiver never runs dry, and what it wrote decodes and
@@ -218,8 +218,10 @@ fn json_lines(path: &Path) -> Vec<Value> {
 /// When the video stream begins, in seconds of the emulator's clock: the
 /// tight phase of the trace is from 6 s to 14 s.
 const TIGHT: (f64, f64) = (6.0, 14.0);
-/// How long the video is sent.
-const VIDEO_SECONDS: u64 = 24;
+/// How long the video is sent: long enough for `tfrc-capped` to be back
+/// well before the last phase (RFC 5348's loss history forgets the tight
+/// link's loss events over 4 to 8 s after it relaxes, at 14 s).
+const VIDEO_SECONDS: u64 = 30;
 
 /// What one run measured.
 struct Outcome {
@@ -235,8 +237,21 @@ struct Outcome {
     written: PathBuf,
 }
 
+/// One mode's run at a time: each runs six processes (two of them
+/// encoding video, one decoding it), and two at once on a two-core machine
+/// delay every packet by the time a process waits for a core. The RTT
+/// `tfrc-capped` measures grows by that wait, and its cap falls with it,
+/// below the base layer's rate while the link is tight (which cuts the
+/// stream off, paper 004 §2.2).
+static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// Streams through the tightening bottleneck with `mode`.
 fn run_through_tightening(mode: &str) -> Outcome {
+    // A run that failed in the other test poisons the lock; this one can
+    // still run.
+    let _alone = ONE_RUN_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = temp_path(mode);
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("bottleneck.trace");
@@ -398,10 +413,11 @@ fn enhancement_fps(lines: &[Value], from_s: f64, to_s: f64) -> f64 {
 
 /// The phases, in the sender's and receiver's own seconds (they start
 /// within a second or so of the emulator, whose trace tightens at 6 s and
-/// relaxes at 14 s; the controller answers within a few feedbacks).
+/// relaxes at 14 s; the controller answers within a few feedbacks, and
+/// `tfrc-capped`'s cap comes back over 4 to 8 s).
 const BEFORE: (f64, f64) = (1.5, 5.5);
 const WHILE_TIGHT: (f64, f64) = (8.0, 12.0);
-const AFTER: (f64, f64) = (20.0, 24.0);
+const AFTER: (f64, f64) = (24.0, 29.0);
 
 fn check(mode: &str, outcome: &Outcome) {
     let before = kept_share(&outcome.sender_lines, BEFORE.0, BEFORE.1);
@@ -417,8 +433,8 @@ fn check(mode: &str, outcome: &Outcome) {
     let summary = &outcome.receiver["buffer"];
     eprintln!("{mode}: receiver {summary}");
     eprintln!("{mode}: sender {}", outcome.sender["buffer"]);
-    // Most of the stream while the link is wide (tfrc-capped kept 0.94 to
-    // 0.99 of the enhancement in three runs, the paper's mode 0.98-1.00).
+    // Most of the stream while the link is wide (tfrc-capped kept 0.73 to
+    // 0.98 of the enhancement in three runs, the paper's mode 0.97-1.00).
     assert!(before > 0.5, "{mode}: {before} kept before");
     // Less of it while tight, more again after.
     assert!(tight < before - 0.2, "{mode}: {tight} kept while tight");
