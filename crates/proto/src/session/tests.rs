@@ -336,13 +336,10 @@ fn without_arq_a_session_that_cannot_fail_over_keeps_nothing() {
         ConnectionCountConfig::Aggregate(MultiConfig::MULTFRC),
     ] {
         assert!(count.at_most_one());
-        assert_eq!(stored_peak_with(count.clone(), 1, false), 0, "{count:?}");
+        assert_eq!(stored_peak_with(count, 1, false), 0, "{count:?}");
         // Retransmission, or a second path, needs the datagrams again.
-        assert!(
-            stored_peak_with(count.clone(), 1, true) > 3_000_000,
-            "{count:?}"
-        );
-        assert!(stored_peak_with(count.clone(), 2, false) > 0, "{count:?}");
+        assert!(stored_peak_with(count, 1, true) > 3_000_000, "{count:?}");
+        assert!(stored_peak_with(count, 2, false) > 0, "{count:?}");
     }
     // A count that may grow past one keeps them for a failover.
     let multfrc = ConnectionCountConfig::Multfrc(MultiConfig::MULTFRC);
