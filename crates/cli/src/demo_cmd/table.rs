@@ -143,7 +143,9 @@ pub(super) fn rows(figures: &[Figures]) -> Vec<Row> {
         row("share of the link's capacity", &|f| {
             percent(f.share_of_capacity)
         }),
-        row("connections (mean / max)", &|f| {
+        // The mean is the controller's n: for the adaptive default a
+        // fractional count in one connection's rate, so the two differ.
+        row("connections: mean n / most open", &|f| {
             format!("{:.1} / {}", f.connections_mean, f.connections_max)
         }),
         row("encoder bitrate (mean)", &|f| {
