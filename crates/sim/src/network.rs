@@ -89,11 +89,8 @@ impl Body {
     /// A DCCP packet of `bytes` carrying `payload_len` bytes of
     /// application data, sent with `ecn`.
     pub fn dccp(bytes: Vec<u8>, payload_len: u32, ecn: Ecn) -> Body {
-        // RFC 4340 §5.1: the generic header begins with the two ports.
-        let ports = match bytes.get(..4) {
-            Some(&[a, b, c, d]) => u32::from_be_bytes([a, b, c, d]),
-            _ => 0,
-        };
+        let ports = fairstream_proto::wire::dccp::peek_ports(&bytes)
+            .map_or(0, |(src, dst)| u32::from(src) << 16 | u32::from(dst));
         Body::Dccp {
             bytes,
             payload_len,

@@ -13,7 +13,9 @@ pub(super) struct Figures {
     pub(super) throughput_bps: f64,
     /// `throughput_bps` over the link's rate.
     pub(super) share_of_capacity: f64,
-    /// The mean number of open connections.
+    /// The mean of the controller's n: a fractional count in one
+    /// connection's rate for the aggregate and adaptive controllers, the
+    /// connections open for a count of connections.
     pub(super) connections_mean: f64,
     /// The most connections open at once.
     pub(super) connections_max: usize,
@@ -143,8 +145,9 @@ pub(super) fn rows(figures: &[Figures]) -> Vec<Row> {
         row("share of the link's capacity", &|f| {
             percent(f.share_of_capacity)
         }),
-        // The mean is the controller's n: for the adaptive default a
-        // fractional count in one connection's rate, so the two differ.
+        // For the aggregate and adaptive controllers the mean is n, a
+        // fractional count in one connection's rate, so it differs from the
+        // most open.
         row("connections: mean n / most open", &|f| {
             format!("{:.1} / {}", f.connections_mean, f.connections_max)
         }),

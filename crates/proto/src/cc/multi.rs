@@ -146,11 +146,17 @@ impl ConnectionCountConfig {
     /// a fixed count of one, or a fractional n in one connection's rate
     /// (the aggregate and the adaptive default).
     pub fn at_most_one(&self) -> bool {
-        match self {
-            ConnectionCountConfig::Fixed(n) => *n <= 1,
-            ConnectionCountConfig::Aggregate(_) | ConnectionCountConfig::Adaptive(_) => true,
-            ConnectionCountConfig::Multfrc(_) | ConnectionCountConfig::EMultfrc(_) => false,
-        }
+        self.is_fractional() || matches!(self, ConnectionCountConfig::Fixed(n) if *n <= 1)
+    }
+
+    /// The count is a fractional n in one connection's MulTFRC rate (the
+    /// aggregate and the adaptive default) rather than a number of
+    /// connections.
+    pub fn is_fractional(&self) -> bool {
+        matches!(
+            self,
+            ConnectionCountConfig::Aggregate(_) | ConnectionCountConfig::Adaptive(_)
+        )
     }
 
     /// Builds the controller.
@@ -351,10 +357,7 @@ impl ConnectionCounter {
     /// rate (the aggregate and the adaptive default) rather than a number of
     /// connections.
     pub fn is_fractional(&self) -> bool {
-        matches!(
-            self.config,
-            ConnectionCountConfig::Aggregate(_) | ConnectionCountConfig::Adaptive(_)
-        )
+        self.config.is_fractional()
     }
 
     /// The connections to keep open: n rounded, at least one (always one for

@@ -215,7 +215,10 @@ impl SentStore {
     /// Records a dispatched datagram; the oldest go when over the bound.
     pub(super) fn insert(&mut self, seq: u64, stored: Stored) {
         if self.limit_bytes == 0 {
-            self.spare.give_within(stored.datagram, 0);
+            // Kept nowhere: the connection that shares it frees it once
+            // sent. (Handing the connection a copy instead, so that this
+            // buffer came back for the next datagram, saved 1.6 % of the
+            // instructions and cost 12 % more L2 misses: slower.)
             return;
         }
         // A datagram further from those kept than the bound holds slots
@@ -282,10 +285,15 @@ impl SentStore {
         }
     }
 
-    /// Takes datagram `seq` out of its slot.
-    fn take(&mut self, seq: u64) -> Option<Stored> {
-        let index = self.index(seq)?;
-        self.slots.get_mut(index)?.take()
+    /// Takes datagram `seq` out of its slot and lets go of it.
+    fn let_go_seq(&mut self, seq: u64) {
+        let taken = self
+            .index(seq)
+            .and_then(|index| self.slots.get_mut(index))
+            .and_then(Option::take);
+        if let Some(old) = taken {
+            self.let_go(old);
+        }
     }
 
     fn slot(&self, seq: u64) -> Option<&Stored> {
@@ -375,9 +383,7 @@ impl SentStore {
                     .slot(seq)
                     .is_some_and(|s| s.conn == *conn && s.dispatched == at);
                 if current && !pending(seq) {
-                    if let Some(old) = self.take(seq) {
-                        self.let_go(old);
-                    }
+                    self.let_go_seq(seq);
                 }
             }
             before.is_some()

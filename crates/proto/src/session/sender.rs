@@ -873,6 +873,10 @@ impl SenderSession {
                 self.paths[path].next_sample = Some(now + Duration::from_millis(100));
             }
         }
+        // What ran above may have made room that a dispatch earlier in this
+        // call did not find (a NACK's or a tail probe's): a connection that
+        // answered is no longer suspect, one closing leaves the others.
+        self.no_room_at = None;
         self.dispatch(now);
         self.publish_target(now);
     }

@@ -247,6 +247,7 @@ impl DccpEnds {
         };
         while let Some(data) = conn.recv() {
             layered.on_sender_data(now, &data);
+            conn.recycle(data);
         }
     }
 
@@ -399,6 +400,7 @@ impl DccpEnds {
                     if let Some(layered) = &mut self.layered {
                         layered.on_receiver_data(now, &data);
                     }
+                    conn.recycle(data);
                 }
                 // The receiver's reports go back on the same connection.
                 if let Some(layered) = &mut self.layered {
