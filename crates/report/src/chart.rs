@@ -313,7 +313,10 @@ impl Chart {
     }
 
     fn given_range(&self, axis: &'static str, low: f64, high: f64) -> Result<Range, ReportError> {
-        if low.is_finite() && high.is_finite() && low < high {
+        // plotters looks for tick steps among powers of ten up to ten
+        // times the span: beyond about 1e307 the step overflows to
+        // infinity and that search never ends.
+        if low.is_finite() && high.is_finite() && low < high && high - low <= MAX_SPAN {
             Ok(Range { low, high })
         } else {
             Err(ReportError::BadRange {
@@ -325,6 +328,9 @@ impl Chart {
         }
     }
 }
+
+/// The widest axis a chart draws (see `Chart::given_range`).
+const MAX_SPAN: f64 = 1e300;
 
 /// What the checks worked out for drawing.
 #[derive(Clone, Copy, Debug, PartialEq)]

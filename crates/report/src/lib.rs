@@ -104,7 +104,9 @@ pub enum ReportError {
         /// Its high end.
         high: f64,
     },
-    /// An axis range set by `x_range`/`y_range` that is empty or not finite.
+    /// An axis range set by `x_range`/`y_range` that is empty or not
+    /// finite, or any axis wider than 1e300 (data that far apart cannot be
+    /// ticked).
     #[error("the chart \"{chart}\" has an unusable {axis} range: {low} to {high}")]
     BadRange {
         /// The chart's title.

@@ -277,3 +277,29 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn data_too_far_apart_to_tick_is_refused_not_drawn_forever() {
+    // Found by `any_finite_data_draws_or_is_refused`: plotters' search for
+    // a tick step never ended on a span near the largest f64.
+    for (low, high) in [(1e300, 1.7e308), (-1.7e308, 1.7e308), (0.0, 1e301)] {
+        let chart = Chart::new("t", "x", "y").series(Series::new(
+            "s",
+            vec![(low, 1.0), (high, 2.0)],
+            Style::Line,
+        ));
+        assert!(
+            matches!(chart.to_svg(), Err(ReportError::BadRange { axis: "x", .. })),
+            "{low:e} to {high:e}"
+        );
+    }
+    // Tiny and large values whose span can be ticked still draw.
+    for (low, high) in [(1e-307, 3e-307), (1e299, 5e299), (-1e299, 1e299)] {
+        let chart = Chart::new("t", "x", "y").series(Series::new(
+            "s",
+            vec![(low, low), (high, high)],
+            Style::Line,
+        ));
+        assert!(chart.to_svg().is_ok(), "{low:e} to {high:e}");
+    }
+}
